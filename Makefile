@@ -1,0 +1,60 @@
+# Routine tasks. `make run` and `make test` work on a fresh Debian machine: they install what
+# is missing (Python packages into .venv, Debian packages with apt-get) before they start.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+RUN_PACKAGES := fonts-wqy-microhei fonts-dejavu-core
+TEST_PACKAGES := $(RUN_PACKAGES) chromium postgresql
+PG_URL = $(shell scripts/test-postgres.sh url)
+
+.PHONY: run test test-sqlite test-postgres lint format perf clean system-run system-test
+
+run: $(VENV)/.run-installed system-run
+	mkdir -p var
+	$(PY) manage.py migrate --no-input -v0
+	$(PY) manage.py load_samples
+	scripts/run-dev.sh
+
+test: $(VENV)/.test-installed system-test lint
+	$(MAKE) --no-print-directory test-sqlite
+	$(MAKE) --no-print-directory test-postgres
+
+test-sqlite: $(VENV)/.test-installed
+	$(PY) -m pytest
+
+test-postgres: $(VENV)/.test-installed
+	scripts/test-postgres.sh start
+	DATABASE_URL=$(PG_URL) $(PY) -m pytest
+
+lint: $(VENV)/.test-installed
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format: $(VENV)/.test-installed
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
+
+perf: $(VENV)/.test-installed
+	$(PY) perf/import_cric.py
+
+system-run:
+	scripts/system-packages.sh $(RUN_PACKAGES)
+
+system-test:
+	scripts/system-packages.sh $(TEST_PACKAGES)
+
+$(VENV)/bin/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(VENV)/.run-installed: requirements/base.txt | $(VENV)/bin/python
+	$(PY) -m pip install -q --disable-pip-version-check -r requirements/base.txt
+	touch $@
+
+$(VENV)/.test-installed: requirements/base.txt requirements/test.txt | $(VENV)/bin/python
+	$(PY) -m pip install -q --disable-pip-version-check -r requirements/test.txt
+	touch $@ $(VENV)/.run-installed
+
+clean:
+	scripts/test-postgres.sh stop
+	rm -rf var .pytest_cache

@@ -1,0 +1,98 @@
+"""python manage.py import_dataset <benchmark> <path> --name N [--split S] [--images DIR]"""
+
+import json
+import sys
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+from tqdm import tqdm
+
+from benchmarks.records import FormatError
+from benchmarks.registry import BENCHMARKS, UnknownBenchmark, canonical_name
+from benchmarks.services import ImportRefused, import_dataset
+
+
+class Command(BaseCommand):
+    help = (
+        "Import an official benchmark file as a new dataset. All or nothing: a bad file loads "
+        "nothing and every bad record is listed with its line or index and field."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("benchmark", help=f"one of {', '.join(BENCHMARKS)}")
+        parser.add_argument(
+            "path", type=Path, help="the official file (JSON list, data.jsonl or refexp JSON)"
+        )
+        parser.add_argument("--name", required=True, help="the dataset's name")
+        parser.add_argument("--split", default="", help="train, val, test... (optional)")
+        parser.add_argument("--dataset-version", default="1", help="the dataset's version (default 1)")
+        parser.add_argument("--images", type=Path, help="folder holding the images the file references")
+        parser.add_argument("--scenes", type=Path, help="scenes file: CRIC scene graphs or CLEVR-Ref+ scenes")
+        parser.add_argument("--json", action="store_true", help="print the result as JSON")
+
+    def handle(self, *args, **options):
+        try:
+            canonical_name(options["benchmark"])
+        except UnknownBenchmark as error:
+            raise CommandError(str(error)) from None
+        path: Path = options["path"]
+        data = read_file(path)
+        scenes_path: Path | None = options["scenes"]
+        scenes_data = read_file(scenes_path) if scenes_path else None
+        bar = None
+        show_bar = not options["json"] and options["verbosity"] > 0
+
+        def progress(stage: str, done: int, total: int) -> None:
+            nonlocal bar
+            if not show_bar or not total:
+                return
+            if bar is None or bar.desc != stage:
+                if bar is not None:
+                    bar.close()
+                bar = tqdm(total=total, desc=stage, unit="rec", file=sys.stderr, leave=False)
+            bar.update(done - bar.n)
+
+        try:
+            dataset = import_dataset(
+                benchmark=options["benchmark"],
+                data=data,
+                name=options["name"],
+                split=options["split"],
+                version=options["dataset_version"],
+                source=path.name,
+                images_dir=options["images"],
+                scenes_data=scenes_data,
+                scenes_source=scenes_path.name if scenes_path else "",
+                progress=progress,
+            )
+        except FormatError as error:
+            raise CommandError(error.describe()) from None
+        except (ImportRefused, UnknownBenchmark) as error:
+            raise CommandError(str(error)) from None
+        finally:
+            if bar is not None:
+                bar.close()
+        summary = {
+            "id": dataset.pk,
+            "benchmark": dataset.benchmark,
+            "name": dataset.name,
+            "split": dataset.split,
+            "version": dataset.version,
+            "items": dataset.item_count,
+            "scenes": dataset.scenes.count(),
+            "images": dataset.has_media,
+        }
+        if options["json"]:
+            self.stdout.write(json.dumps(summary))
+        else:
+            self.stdout.write(
+                f"Imported {summary['items']} items into dataset {dataset.pk} ({dataset})"
+                + ("" if dataset.has_media else ", without images (scoring only)")
+            )
+
+
+def read_file(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as error:
+        raise CommandError(f"cannot read {path}: {error.strerror}") from None

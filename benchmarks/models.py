@@ -1,0 +1,148 @@
+"""The catalog: a Dataset holds Items (and the Scenes several items share).
+
+An item keeps what people may be shown (`payload`) apart from its `ground_truth`, so that
+tester- and annotator-facing code can take the one without the other. Both are stored as the
+benchmark's format module splits an official record, so an export rebuilds the file unchanged.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+
+class Benchmark(models.TextChoices):
+    STEVQA = "stevqa", "STE-VQA"
+    TRANCE = "trance", "TRANCE"
+    CRIC = "cric", "CRIC"
+    CLEVRREF = "clevrref", "CLEVR-Ref+"
+
+
+class Dataset(models.Model):
+    benchmark = models.CharField(max_length=16, choices=Benchmark.choices)
+    name = models.CharField(max_length=200)
+    version = models.CharField(max_length=50, default="1")
+    split = models.CharField(max_length=50, blank=True, default="")
+    source = models.CharField(max_length=500, blank=True, default="", help_text="Where the data came from.")
+    meta = models.JSONField(
+        default=dict, blank=True, help_text="File-level facts the exporter needs to write the file back."
+    )
+    scenes_meta = models.JSONField(default=dict, blank=True)
+    has_media = models.BooleanField(default=False, help_text="False when imported for scoring only.")
+    item_count = models.PositiveIntegerField(default=0, editable=False)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["benchmark", "name", "split", "version"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["benchmark", "name", "split", "version"], name="dataset_unique_name_per_benchmark"
+            )
+        ]
+        permissions = [
+            ("import_dataset", "Can import datasets from official files"),
+            ("export_dataset", "Can export datasets to official files"),
+        ]
+
+    def __str__(self) -> str:
+        split = f" [{self.split}]" if self.split else ""
+        return f"{self.get_benchmark_display()}: {self.name}{split} v{self.version}"
+
+    @property
+    def media_folder(self) -> str:
+        """Where this dataset's files live, relative to MEDIA_ROOT."""
+        return f"datasets/{self.pk}"
+
+    def media_url(self, reference: str) -> str:
+        """URL of a file the official record references (by bare name or by a path)."""
+        name = reference.rsplit("/", 1)[-1]
+        return f"{settings.MEDIA_URL}{self.media_folder}/{name}"
+
+
+class Scene(models.Model):
+    """An image with its scene description, shared by the items asked about it."""
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="scenes")
+    position = models.PositiveIntegerField()
+    external_id = models.CharField(max_length=200)
+    data = models.JSONField(default=dict)
+    image = models.CharField(max_length=500, blank=True, default="")
+
+    class Meta:
+        ordering = ["dataset", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["dataset", "external_id"], name="scene_unique_external_id")
+        ]
+
+    def __str__(self) -> str:
+        return f"scene {self.external_id}"
+
+
+class Item(models.Model):
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="items")
+    position = models.PositiveIntegerField(help_text="Order in the official file, kept on export.")
+    external_id = models.CharField(max_length=200)
+    payload = models.JSONField(default=dict, help_text="What annotators and testers may be shown.")
+    ground_truth = models.JSONField(
+        default=dict, help_text="Never sent to a tester before the answer is final."
+    )
+    media = models.JSONField(
+        default=dict, blank=True, help_text="Role -> file name in the dataset's media folder."
+    )
+    scene = models.ForeignKey(Scene, null=True, blank=True, on_delete=models.SET_NULL, related_name="items")
+
+    class Meta:
+        ordering = ["dataset", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["dataset", "external_id"], name="item_unique_external_id")
+        ]
+        indexes = [models.Index(fields=["dataset", "position"], name="item_dataset_position")]
+
+    def __str__(self) -> str:
+        return f"{self.dataset.benchmark} item {self.external_id}"
+
+
+class ImportJob(models.Model):
+    """An import started from the web or the API, run by a Celery worker, with its progress."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Waiting for a worker"
+        RUNNING = "running", "Running"
+        SUCCEEDED = "succeeded", "Succeeded"
+        FAILED = "failed", "Failed"
+
+    benchmark = models.CharField(max_length=16, choices=Benchmark.choices)
+    name = models.CharField(max_length=200)
+    split = models.CharField(max_length=50, blank=True, default="")
+    version = models.CharField(max_length=50, default="1")
+    upload = models.FileField(upload_to="imports/%Y/%m/")
+    scenes_upload = models.FileField(upload_to="imports/%Y/%m/", blank=True)
+    images_upload = models.FileField(upload_to="imports/%Y/%m/", blank=True, help_text="A zip of the images.")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    stage = models.CharField(max_length=100, blank=True, default="")
+    done = models.PositiveIntegerField(default=0)
+    total = models.PositiveIntegerField(default=0)
+    errors = models.JSONField(default=list, blank=True)
+    dataset = models.ForeignKey(Dataset, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="import_jobs"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"import {self.pk} of {self.name} ({self.status})"
+
+    @property
+    def finished(self) -> bool:
+        return self.status in {self.Status.SUCCEEDED, self.Status.FAILED}
+
+    @property
+    def percent(self) -> int:
+        return int(100 * self.done / self.total) if self.total else (100 if self.finished else 0)

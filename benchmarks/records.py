@@ -1,0 +1,278 @@
+"""The shapes every benchmark's format module reads into and writes from.
+
+Pure Python, no Django: the import command, the Celery import job, the web upload and the
+tests all go through the same functions. A format module turns one official record into a
+`CatalogRecord` (what people may be shown, apart from the ground truth) and back again, and
+reports every bad record it finds as a `RecordError` naming where it is and which field is at
+fault, so that an import either loads a whole file or nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+#: How many record errors a FormatError message spells out before summarising the rest.
+ERRORS_SHOWN = 50
+
+
+@dataclass(frozen=True, slots=True)
+class RecordError:
+    """One problem in one record: `record` says where ("line 3", "record 12"), `field` what."""
+
+    record: str
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.record}: {self.field}: {self.message}"
+
+
+class FormatError(ValueError):
+    """A file that cannot be loaded, with every bad record listed."""
+
+    def __init__(self, errors: list[RecordError], *, source: str = "") -> None:
+        self.errors = errors
+        self.source = source
+        super().__init__(self.describe())
+
+    def describe(self, limit: int = ERRORS_SHOWN) -> str:
+        where = f"{self.source}: " if self.source else ""
+        count = len(self.errors)
+        records = len({error.record for error in self.errors})
+        lines = [
+            f"{where}{count} problem{'s' if count != 1 else ''} in {records} record{'s' if records != 1 else ''}, "
+            "nothing was loaded"
+        ]
+        lines += [f"  {error}" for error in self.errors[:limit]]
+        if count > limit:
+            lines.append(f"  ... and {count - limit} more")
+        return "\n".join(lines)
+
+
+@dataclass(slots=True)
+class CatalogRecord:
+    """One item as the catalog stores it.
+
+    `payload` is what annotators and testers may see; `ground_truth` never leaves the server
+    before an answer is final. `media` maps a role ("image", "init.Camera_Center") to a file
+    name as the official record references it. `scene` names the shared scene (an image with its
+    scene graph) that several items can point at, as CRIC questions and CLEVR-Ref+ expressions do.
+    """
+
+    external_id: str
+    payload: dict[str, Any]
+    ground_truth: dict[str, Any]
+    media: dict[str, str] = field(default_factory=dict)
+    scene: str | None = None
+
+
+@dataclass(slots=True)
+class SceneRecord:
+    """A scene shared by several items: its external id, its data and its image file name."""
+
+    external_id: str
+    data: dict[str, Any]
+    image: str | None = None
+
+
+@dataclass(slots=True)
+class ParsedFile:
+    """A whole official file: dataset-level facts needed to write it back, and its records."""
+
+    meta: dict[str, Any]
+    records: list[CatalogRecord]
+
+
+@dataclass(slots=True)
+class ParsedScenes:
+    meta: dict[str, Any]
+    scenes: list[SceneRecord]
+
+
+class RecordChecker:
+    """Collects the errors of one record while its fields are read.
+
+    Each `get_*` returns the value when it is valid and `None` after noting an error, so a
+    format module reads a record top to bottom and reports all its faults at once.
+    """
+
+    __slots__ = ("errors", "label")
+
+    def __init__(self, errors: list[RecordError], label: str) -> None:
+        self.errors = errors
+        self.label = label
+
+    def fail(self, field_name: str, message: str) -> None:
+        self.errors.append(RecordError(self.label, field_name, message))
+
+    def get(self, record: Any, key: str, kind: type | tuple[type, ...], path: str = "") -> Any:
+        """The value of `record[key]` when present and of type `kind`."""
+        name = f"{path}.{key}" if path else key
+        if not isinstance(record, dict):
+            self.fail(path or "record", f"expected an object, got {type_name(record)}")
+            return None
+        if key not in record:
+            self.fail(name, "missing field")
+            return None
+        value = record[key]
+        if not is_instance(value, kind):
+            self.fail(name, f"expected {kind_name(kind)}, got {type_name(value)}")
+            return None
+        return value
+
+    def get_choice(self, record: Any, key: str, choices: Iterable[str], path: str = "") -> Any:
+        value = self.get(record, key, str, path)
+        if value is not None and value not in choices:
+            name = f"{path}.{key}" if path else key
+            allowed = ", ".join(sorted(choices))
+            self.fail(name, f"unknown value {value!r} (expected one of {allowed})")
+            return None
+        return value
+
+    def get_list(
+        self,
+        record: Any,
+        key: str,
+        item_kind: type | tuple[type, ...],
+        path: str = "",
+        *,
+        length: int | None = None,
+    ) -> list[Any] | None:
+        """A list whose elements are all of `item_kind`, of exactly `length` when given."""
+        values = self.get(record, key, list, path)
+        if values is None:
+            return None
+        name = f"{path}.{key}" if path else key
+        if length is not None and len(values) != length:
+            self.fail(name, f"expected {length} elements, got {len(values)}")
+            return None
+        for index, value in enumerate(values):
+            if not is_instance(value, item_kind):
+                self.fail(f"{name}[{index}]", f"expected {kind_name(item_kind)}, got {type_name(value)}")
+                return None
+        return values
+
+
+def is_instance(value: Any, kind: type | tuple[type, ...]) -> bool:
+    """isinstance that does not take JSON's true/false for numbers."""
+    if isinstance(value, bool):
+        return kind is bool or (isinstance(kind, tuple) and bool in kind)
+    return isinstance(value, kind)
+
+
+def kind_name(kind: type | tuple[type, ...]) -> str:
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    return " or ".join(JSON_NAMES.get(k, k.__name__) for k in kinds)
+
+
+def type_name(value: Any) -> str:
+    return JSON_NAMES.get(type(value), type(value).__name__)
+
+
+JSON_NAMES: dict[type, str] = {
+    str: "a string",
+    int: "an integer",
+    float: "a number",
+    bool: "true/false",
+    list: "a list",
+    dict: "an object",
+    type(None): "null",
+}
+
+
+def load_json(data: bytes, *, source: str) -> Any:
+    """Parse a whole JSON document, turning a syntax error into a FormatError with its place."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as error:
+        raise FormatError(
+            [RecordError(f"line {error.lineno}", f"column {error.colno}", f"not valid JSON: {error.msg}")],
+            source=source,
+        ) from None
+
+
+def load_json_lines(data: bytes, *, source: str) -> list[tuple[str, Any]]:
+    """Parse JSON Lines into (label, value) pairs; blank lines are skipped, bad lines all reported."""
+    values: list[tuple[str, Any]] = []
+    errors: list[RecordError] = []
+    for number, line in enumerate(data.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            values.append((f"line {number}", orjson.loads(line)))
+        except orjson.JSONDecodeError as error:
+            errors.append(
+                RecordError(f"line {number}", f"column {error.colno}", f"not valid JSON: {error.msg}")
+            )
+    if errors:
+        raise FormatError(errors, source=source)
+    return values
+
+
+def convert_records(
+    labelled: Iterable[tuple[str, Any]],
+    convert: Callable[[Any, RecordChecker], CatalogRecord | None],
+    *,
+    source: str,
+) -> list[CatalogRecord]:
+    """Run a format module's record converter over a file, all-or-nothing.
+
+    Collects every record's errors, adds duplicate-id errors, and raises one FormatError
+    listing them all; returns the records only when the whole file is good.
+    """
+    errors: list[RecordError] = []
+    records: list[CatalogRecord] = []
+    seen: dict[str, str] = {}
+    for label, raw in labelled:
+        checker = RecordChecker(errors, label)
+        before = len(errors)
+        record = convert(raw, checker)
+        if record is None or len(errors) > before:
+            continue
+        if record.external_id in seen:
+            first = seen[record.external_id]
+            errors.append(RecordError(label, "id", f"duplicate id {record.external_id!r} (first at {first})"))
+            continue
+        seen[record.external_id] = label
+        records.append(record)
+    if errors:
+        raise FormatError(errors, source=source)
+    return records
+
+
+def indexed(values: list[Any]) -> Iterable[tuple[str, Any]]:
+    """Label the elements of a JSON list as "record 0", "record 1", ... (0-based, like the file)."""
+    return ((f"record {index}", value) for index, value in enumerate(values))
+
+
+def split_fields(raw: dict[str, Any], shown: Iterable[str]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Split a record into the fields people may see and everything else (kept as ground truth).
+
+    Unknown fields land on the ground-truth side: hidden by default, and written back on export.
+    """
+    shown = set(shown)
+    payload = {key: value for key, value in raw.items() if key in shown}
+    hidden = {key: value for key, value in raw.items() if key not in shown}
+    return payload, hidden
+
+
+def dump_json(value: Any) -> bytes:
+    """Official files are written as UTF-8 JSON with non-ASCII text kept readable."""
+    return orjson.dumps(value)
+
+
+def serialize_json_list(records: Iterable[Any]) -> Iterator[bytes]:
+    """A JSON list written in chunks, so exports of large datasets stream instead of piling up."""
+    yield b"["
+    for index, record in enumerate(records):
+        yield (b"," if index else b"") + dump_json(record)
+    yield b"]"
+
+
+def serialize_json_lines(records: Iterable[Any]) -> Iterator[bytes]:
+    for record in records:
+        yield dump_json(record) + b"\n"

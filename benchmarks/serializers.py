@@ -1,0 +1,71 @@
+from rest_framework import serializers
+
+from benchmarks.models import Benchmark, Dataset, ImportJob, Item
+from benchmarks.selectors import job_progress
+
+
+class DatasetSerializer(serializers.ModelSerializer):
+    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+
+    class Meta:
+        model = Dataset
+        fields = [
+            "id",
+            "benchmark",
+            "name",
+            "version",
+            "split",
+            "source",
+            "item_count",
+            "has_media",
+            "created_by",
+            "created_at",
+        ]
+        read_only_fields = fields
+
+
+class ItemSerializer(serializers.ModelSerializer):
+    """The researcher's view of an item: payload and ground truth, side by side."""
+
+    scene = serializers.SlugRelatedField(slug_field="external_id", read_only=True)
+
+    class Meta:
+        model = Item
+        fields = ["id", "external_id", "position", "payload", "ground_truth", "media", "scene"]
+        read_only_fields = fields
+
+
+class ImportJobSerializer(serializers.ModelSerializer):
+    """An import job: POST the official file (multipart) to start one, GET it to follow it."""
+
+    benchmark = serializers.ChoiceField(choices=Benchmark.choices)
+    upload = serializers.FileField(write_only=True, help_text="The official file.")
+    scenes_upload = serializers.FileField(
+        write_only=True, required=False, help_text="Scenes JSON (CRIC, CLEVR-Ref+)."
+    )
+    images_upload = serializers.FileField(write_only=True, required=False, help_text="A zip of the images.")
+    progress = serializers.SerializerMethodField()
+    dataset = serializers.PrimaryKeyRelatedField(read_only=True)
+
+    class Meta:
+        model = ImportJob
+        fields = [
+            "id",
+            "benchmark",
+            "name",
+            "split",
+            "version",
+            "upload",
+            "scenes_upload",
+            "images_upload",
+            "status",
+            "progress",
+            "errors",
+            "dataset",
+            "created_at",
+            "finished_at",
+        ]
+        read_only_fields = ["id", "status", "progress", "errors", "dataset", "created_at", "finished_at"]
+
+    def get_progress(self, job: ImportJob) -> dict:
+        return job_progress(job)

@@ -1,0 +1,364 @@
+"""Writes to the catalog: importing official files, exporting them back, finishing import jobs.
+
+An import is all-or-nothing. The file is parsed and checked completely (every bad record
+listed), referenced images are looked up, and only then is anything written, inside one
+transaction; if that fails, the files copied so far are removed again.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import zipfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import BinaryIO
+
+import orjson
+from django.conf import settings
+from django.core.cache import cache
+from django.db import transaction
+from django.utils import timezone
+
+from benchmarks.bulk import insert_rows
+from benchmarks.models import Dataset, ImportJob, Item, Scene
+from benchmarks.records import CatalogRecord, FormatError, RecordError, SceneRecord
+from benchmarks.registry import canonical_name, format_module, has_scenes
+
+#: Called as progress(stage, done, total) while an import runs.
+ProgressCallback = Callable[[str, int, int], None]
+
+INSERT_BATCH = 5000
+
+
+class ImportRefused(ValueError):
+    """The import cannot start (a name already taken, a missing file); nothing was changed."""
+
+
+def no_progress(stage: str, done: int, total: int) -> None:
+    return None
+
+
+def import_dataset(
+    *,
+    benchmark: str,
+    data: bytes,
+    name: str,
+    split: str = "",
+    version: str = "1",
+    source: str = "",
+    images_dir: Path | None = None,
+    scenes_data: bytes | None = None,
+    scenes_source: str = "",
+    created_by=None,
+    progress: ProgressCallback = no_progress,
+) -> Dataset:
+    """Load one official file (and optionally its scenes and images) as a new Dataset.
+
+    Raises FormatError listing every bad record, or ImportRefused; in both cases nothing changed.
+    """
+    benchmark = canonical_name(benchmark)
+    module = format_module(benchmark)
+    if not name.strip():
+        raise ImportRefused("a dataset needs a name")
+    if Dataset.objects.filter(benchmark=benchmark, name=name, split=split, version=version).exists():
+        raise ImportRefused(
+            f"a {benchmark} dataset named {name!r} (split {split or '-'}, version {version}) already exists"
+        )
+    if images_dir is not None and not Path(images_dir).is_dir():
+        raise ImportRefused(f"images folder {images_dir} does not exist")
+
+    progress("checking records", 0, 0)
+    parsed = module.parse(data, source=source)
+    scenes_meta: dict = {}
+    scenes: list[SceneRecord] = []
+    if scenes_data is not None:
+        if not has_scenes(benchmark):
+            raise ImportRefused(f"{module.TITLE} has no separate scenes file")
+        parsed_scenes = module.parse_scenes(scenes_data, source=scenes_source)
+        scenes_meta, scenes = parsed_scenes.meta, parsed_scenes.scenes
+        errors = module.check_against_scenes(parsed.records, scenes)
+        if errors:
+            raise FormatError(errors, source=source)
+
+    files: dict[str, Path] = {}
+    if images_dir is not None:
+        files = locate_media(Path(images_dir), parsed.records, scenes, source=source)
+
+    total = len(parsed.records)
+    dataset = Dataset(
+        benchmark=benchmark,
+        name=name,
+        split=split,
+        version=version,
+        source=source,
+        meta=parsed.meta,
+        scenes_meta=scenes_meta,
+        has_media=images_dir is not None,
+        item_count=total,
+        created_by=created_by,
+    )
+    media_root = Path(settings.MEDIA_ROOT)
+    folder: Path | None = None
+    try:
+        with transaction.atomic():
+            dataset.save()
+            if files:
+                folder = media_root / dataset.media_folder
+                copy_media(files, folder, progress)
+            scene_ids = save_scenes(dataset, scenes)
+            save_items(dataset, parsed.records, scene_ids, progress)
+    except BaseException:
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
+        raise
+    progress("done", total, total)
+    return dataset
+
+
+def locate_media(
+    images_dir: Path, records: list[CatalogRecord], scenes: list[SceneRecord], *, source: str
+) -> dict[str, Path]:
+    """Map each referenced file to a file in `images_dir`; report every missing one.
+
+    Official files reference images by bare name or by a path from the authors' machines
+    (TRANCE's "/src/assets/img_000000-fin.L.png"), so a file is looked up by its base name, and
+    a scene's image also under another extension (CRIC scene graphs name images by id). The
+    dataset's media folder is flat: keys of the result are base names.
+    """
+    available = {entry.name: Path(entry.path) for entry in os.scandir(images_dir) if entry.is_file()}
+    by_stem: dict[str, str] = {}
+    for file_name in sorted(available):
+        by_stem.setdefault(Path(file_name).stem, file_name)
+    found: dict[str, Path] = {}
+    errors: list[RecordError] = []
+    for record in records:
+        for role, reference in record.media.items():
+            base = media_name(reference)
+            if base in available:
+                found[base] = available[base]
+            else:
+                errors.append(
+                    RecordError(
+                        f"item {record.external_id}", role, f"file {reference!r} not found in {images_dir}"
+                    )
+                )
+    for scene in scenes:
+        if not scene.image:
+            continue
+        base = media_name(scene.image)
+        base = base if base in available else by_stem.get(Path(base).stem)
+        if base is None:
+            errors.append(
+                RecordError(
+                    f"scene {scene.external_id}", "image", f"file {scene.image!r} not found in {images_dir}"
+                )
+            )
+        else:
+            scene.image = base
+            found[base] = available[base]
+    if errors:
+        raise FormatError(errors, source=source)
+    return found
+
+
+def media_name(reference: str) -> str:
+    """The name under which a referenced file is kept in the dataset's flat media folder."""
+    return Path(reference).name
+
+
+def copy_media(files: dict[str, Path], folder: Path, progress: ProgressCallback) -> None:
+    """Hard-link when the media folder is on the same disk, copy otherwise."""
+    folder.mkdir(parents=True, exist_ok=True)
+    total = len(files)
+    for done, (file_name, path) in enumerate(files.items(), start=1):
+        target = folder / file_name
+        try:
+            os.link(path, target)
+        except OSError:
+            shutil.copyfile(path, target)
+        if done % 200 == 0 or done == total:
+            progress("copying images", done, total)
+
+
+def save_scenes(dataset: Dataset, scenes: list[SceneRecord]) -> dict[str, int]:
+    if not scenes:
+        return {}
+    rows = (
+        (dataset.pk, position, scene.external_id, orjson.dumps(scene.data).decode(), scene.image or "")
+        for position, scene in enumerate(scenes)
+    )
+    insert_rows(Scene, ("dataset_id", "position", "external_id", "data", "image"), rows)
+    return dict(Scene.objects.filter(dataset=dataset).values_list("external_id", "pk"))
+
+
+def save_items(
+    dataset: Dataset, records: list[CatalogRecord], scene_ids: dict[str, int], progress: ProgressCallback
+) -> None:
+    columns = ("dataset_id", "position", "external_id", "payload", "ground_truth", "media", "scene_id")
+    total = len(records)
+    dumps = orjson.dumps
+    dataset_id = dataset.pk
+    for start in range(0, total, INSERT_BATCH):
+        batch = records[start : start + INSERT_BATCH]
+        rows = [
+            (
+                dataset_id,
+                start + offset,
+                record.external_id,
+                dumps(record.payload).decode(),
+                dumps(record.ground_truth).decode(),
+                dumps(record.media).decode(),
+                scene_ids.get(record.scene) if record.scene is not None else None,
+            )
+            for offset, record in enumerate(batch)
+        ]
+        insert_rows(Item, columns, rows)
+        progress("saving items", start + len(batch), total)
+
+
+def export_chunks(dataset: Dataset) -> Iterator[bytes]:
+    """The dataset as its benchmark's official file, in chunks (for files and HTTP responses)."""
+    module = format_module(dataset.benchmark)
+    rows = dataset.items.order_by("position").values_list("payload", "ground_truth").iterator(chunk_size=2000)
+    records = (module.to_official(payload, ground_truth) for payload, ground_truth in rows)
+    return module.serialize(dataset.meta, records)
+
+
+def export_scene_chunks(dataset: Dataset) -> Iterator[bytes]:
+    module = format_module(dataset.benchmark)
+    if not has_scenes(dataset.benchmark):
+        raise ImportRefused(f"{module.TITLE} has no separate scenes file")
+    scenes = dataset.scenes.order_by("position").values_list("data", flat=True).iterator(chunk_size=2000)
+    return module.serialize_scenes(dataset.scenes_meta, scenes)
+
+
+def write_chunks(chunks: Iterator[bytes], stream: BinaryIO) -> None:
+    for chunk in chunks:
+        stream.write(chunk)
+
+
+def export_dataset(*, dataset: Dataset, path: Path, scenes_path: Path | None = None) -> None:
+    """Write the official file (and the scenes file) atomically: a half-written file never appears."""
+    targets = [(path, export_chunks(dataset))]
+    if scenes_path is not None:
+        targets.append((scenes_path, export_scene_chunks(dataset)))
+    for target, chunks in targets:
+        target = Path(target)
+        handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+        try:
+            with os.fdopen(handle, "wb") as stream:
+                write_chunks(chunks, stream)
+            os.replace(temporary, target)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
+
+
+def extract_images(archive: Path, folder: Path) -> Path:
+    """Unpack an uploaded zip of images flat into `folder`, refusing paths that climb out."""
+    try:
+        with zipfile.ZipFile(archive) as bundle:
+            for member in bundle.infolist():
+                if member.is_dir():
+                    continue
+                name = Path(member.filename).name
+                if not name or name.startswith("."):
+                    continue
+                with bundle.open(member) as source, open(folder / name, "wb") as target:
+                    shutil.copyfileobj(source, target)
+    except zipfile.BadZipFile as error:
+        raise ImportRefused(f"images upload is not a zip archive: {error}") from None
+    return folder
+
+
+def run_import_job(job: ImportJob) -> ImportJob:
+    """Carry out a queued web/API import, recording progress and the outcome on the job."""
+
+    def report(stage: str, done: int, total: int) -> None:
+        # Progress goes to the cache, not the job row: the rows being written sit in one open
+        # transaction, and on SQLite nobody else may write until it commits.
+        cache.set(job_progress_key(job.pk), {"stage": stage, "done": done, "total": total}, timeout=86400)
+
+    ImportJob.objects.filter(pk=job.pk).update(status=ImportJob.Status.RUNNING, stage="reading file")
+    try:
+        with tempfile.TemporaryDirectory(prefix="yardstick-import-") as workdir:
+            images_dir = None
+            if job.images_upload:
+                images_dir = extract_images(Path(job.images_upload.path), Path(workdir))
+            scenes_data = job.scenes_upload.read() if job.scenes_upload else None
+            dataset = import_dataset(
+                benchmark=job.benchmark,
+                data=job.upload.read(),
+                name=job.name,
+                split=job.split,
+                version=job.version,
+                source=Path(job.upload.name).name,
+                images_dir=images_dir,
+                scenes_data=scenes_data,
+                scenes_source=Path(job.scenes_upload.name).name if job.scenes_upload else "",
+                created_by=job.created_by,
+                progress=report,
+            )
+    except FormatError as error:
+        finish_job(job, status=ImportJob.Status.FAILED, errors=[str(e) for e in error.errors])
+    except (ImportRefused, ValueError, OSError) as error:
+        finish_job(job, status=ImportJob.Status.FAILED, errors=[str(error)])
+    else:
+        finish_job(job, status=ImportJob.Status.SUCCEEDED, dataset=dataset)
+    job.refresh_from_db()
+    return job
+
+
+def finish_job(job: ImportJob, *, status: str, errors: list[str] | None = None, dataset=None) -> None:
+    last = cache.get(job_progress_key(job.pk)) or {}
+    ImportJob.objects.filter(pk=job.pk).update(
+        status=status,
+        errors=errors or [],
+        dataset=dataset,
+        stage="",
+        done=last.get("done", 0),
+        total=last.get("total", 0),
+        finished_at=timezone.now(),
+    )
+    cache.delete(job_progress_key(job.pk))
+
+
+def job_progress_key(job_id: int) -> str:
+    return f"yardstick:import-progress:{job_id}"
+
+
+def start_import_job(
+    *,
+    user,
+    benchmark: str,
+    name: str,
+    split: str = "",
+    version: str = "1",
+    upload,
+    scenes_upload=None,
+    images_upload=None,
+) -> ImportJob:
+    """Queue an import for a worker; refuse at once what would fail anyway (a name taken)."""
+    from benchmarks.tasks import run_import
+
+    benchmark = canonical_name(benchmark)
+    if scenes_upload is not None and not has_scenes(benchmark):
+        raise ImportRefused(f"{format_module(benchmark).TITLE} has no separate scenes file")
+    if Dataset.objects.filter(benchmark=benchmark, name=name, split=split, version=version).exists():
+        raise ImportRefused(
+            f"a {benchmark} dataset named {name!r} (split {split or '-'}, version {version}) already exists"
+        )
+    job = ImportJob.objects.create(
+        created_by=user,
+        benchmark=benchmark,
+        name=name,
+        split=split,
+        version=version,
+        upload=upload,
+        scenes_upload=scenes_upload or "",
+        images_upload=images_upload or "",
+    )
+    transaction.on_commit(lambda: run_import.delay(job.pk))
+    return job

@@ -1,0 +1,125 @@
+"""STE-VQA official files <-> catalog records (pure, no Django).
+
+Two released layouts are read and written back unchanged:
+
+* test ground truth: a JSON list of
+  ``{"question_id": int, "question": str, "answer": str, "evidence": [8 coordinates]}``;
+  one catalog item per question.
+* training files: a JSON list of ``{"id", "image", "annotation": [{"question", "answer",
+  "evidence"}, ...]}``; one catalog item per image, its QA pairs together.
+
+The evidence is a quadrilateral: eight coordinates x1, y1, ..., x4, y4, stored as strings in
+the released files (numbers are accepted too and kept as they came). Answers and evidence are
+ground truth; the question text and the image are what people are shown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from benchmarks.records import (
+    CatalogRecord,
+    FormatError,
+    ParsedFile,
+    RecordChecker,
+    RecordError,
+    convert_records,
+    indexed,
+    load_json,
+    serialize_json_list,
+    split_fields,
+)
+
+BENCHMARK = "stevqa"
+TITLE = "STE-VQA"
+FILE_DESCRIPTION = "JSON list: test ground truth (question_id, question, answer, evidence) or training file (id, image, annotation)"
+
+LAYOUT_TEST = "test"
+LAYOUT_TRAIN = "train"
+
+
+def is_chinese(text: str) -> bool:
+    """The released evaluator's language rule: Chinese when any character is in U+4E00..U+9FA5."""
+    return any("\u4e00" <= character <= "\u9fa5" for character in text)
+
+
+def check_evidence(checker: RecordChecker, record: Any, path: str = "") -> list[Any] | None:
+    """Evidence must be a quadrilateral: a list of 8 numbers (or strings holding numbers)."""
+    evidence = checker.get(record, "evidence", list, path)
+    if evidence is None:
+        return None
+    name = f"{path}.evidence" if path else "evidence"
+    if len(evidence) != 8:
+        checker.fail(name, f"a quadrilateral needs 8 numbers (x1, y1, ..., x4, y4), got {len(evidence)}")
+        return None
+    for index, value in enumerate(evidence):
+        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+            checker.fail(f"{name}[{index}]", f"expected a number, got {value!r}")
+            return None
+        if isinstance(value, str):
+            try:
+                float(value)
+            except ValueError:
+                checker.fail(f"{name}[{index}]", f"expected a number, got {value!r}")
+                return None
+    return evidence
+
+
+def check_qa(checker: RecordChecker, record: Any, path: str = "") -> None:
+    checker.get(record, "question", str, path)
+    checker.get(record, "answer", str, path)
+    check_evidence(checker, record, path)
+
+
+def question_record_to_catalog(raw: Any, checker: RecordChecker) -> CatalogRecord | None:
+    question_id = checker.get(raw, "question_id", int)
+    check_qa(checker, raw)
+    if question_id is None or not isinstance(raw, dict):
+        return None
+    payload, hidden = split_fields(raw, ("question_id", "question"))
+    return CatalogRecord(external_id=str(question_id), payload=payload, ground_truth=hidden)
+
+
+def image_record_to_catalog(raw: Any, checker: RecordChecker) -> CatalogRecord | None:
+    image_id = checker.get(raw, "id", (int, str))
+    image = checker.get(raw, "image", str)
+    annotation = checker.get(raw, "annotation", list)
+    for index, qa in enumerate(annotation or []):
+        check_qa(checker, qa, f"annotation[{index}]")
+    if image_id is None or image is None or annotation is None:
+        return None
+    payload, hidden = split_fields(raw, ("id", "image"))
+    payload["questions"] = [qa.get("question") for qa in annotation]
+    return CatalogRecord(
+        external_id=str(image_id), payload=payload, ground_truth=hidden, media={"image": image}
+    )
+
+
+def detect_layout(records: list[Any]) -> str:
+    """Training files group QA pairs under "annotation"; test files have one question each."""
+    first = next((record for record in records if isinstance(record, dict)), {})
+    return LAYOUT_TRAIN if "annotation" in first else LAYOUT_TEST
+
+
+def parse(data: bytes, *, source: str = "") -> ParsedFile:
+    document = load_json(data, source=source)
+    if not isinstance(document, list):
+        raise FormatError(
+            [RecordError("file", "top level", "expected a JSON list of STE-VQA records")], source=source
+        )
+    layout = detect_layout(document)
+    convert = image_record_to_catalog if layout == LAYOUT_TRAIN else question_record_to_catalog
+    records = convert_records(indexed(document), convert, source=source)
+    return ParsedFile(meta={"layout": layout}, records=records)
+
+
+def to_official(payload: dict[str, Any], ground_truth: dict[str, Any]) -> dict[str, Any]:
+    record = {key: value for key, value in payload.items() if key != "questions"}
+    record.update(ground_truth)
+    return record
+
+
+def serialize(meta: dict[str, Any], records: Iterable[dict[str, Any]]) -> Iterator[bytes]:
+    """The official file: a JSON list in either layout (the records carry their own shape)."""
+    return serialize_json_list(records)

@@ -1,0 +1,134 @@
+"""Web pages of the catalog, for researchers: browse, import, export."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.mixins import PermissionRequiredMixin
+from django.core.paginator import Paginator
+from django.http import StreamingHttpResponse
+from django.shortcuts import get_object_or_404, redirect
+from django.views.generic import DetailView, FormView, ListView, View
+
+from benchmarks.forms import ImportForm
+from benchmarks.models import Dataset, ImportJob
+from benchmarks.selectors import dataset_items, datasets_for, import_jobs_for, job_progress
+from benchmarks.services import ImportRefused, export_chunks, start_import_job
+
+
+class DatasetListView(PermissionRequiredMixin, ListView):
+    permission_required = "benchmarks.view_dataset"
+    template_name = "benchmarks/dataset_list.html"
+    context_object_name = "datasets"
+
+    def get_queryset(self):
+        return datasets_for(self.request.user)
+
+
+class DatasetDetailView(PermissionRequiredMixin, DetailView):
+    permission_required = "benchmarks.view_dataset"
+    template_name = "benchmarks/dataset_detail.html"
+    context_object_name = "dataset"
+
+    def get_queryset(self):
+        return datasets_for(self.request.user)
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        page = Paginator(dataset_items(self.object).select_related("scene"), 25).get_page(
+            self.request.GET.get("page")
+        )
+        context["page"] = page
+        context["items"] = [describe_item(self.object, item) for item in page]
+        return context
+
+
+class ItemDetailView(PermissionRequiredMixin, DetailView):
+    permission_required = "benchmarks.view_item"
+    template_name = "benchmarks/item_detail.html"
+    context_object_name = "item"
+
+    def get_object(self, queryset=None):
+        dataset = get_object_or_404(datasets_for(self.request.user), pk=self.kwargs["pk"])
+        return get_object_or_404(dataset.items.select_related("scene"), pk=self.kwargs["item_pk"])
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        context["dataset"] = self.object.dataset
+        context["view"] = describe_item(self.object.dataset, self.object)
+        return context
+
+
+def describe_item(dataset: Dataset, item) -> dict:
+    """What a page shows of an item: its id, a one-line summary and its image URLs."""
+    payload = item.payload
+    summary = payload.get("question") or payload.get("refexp") or ""
+    if not summary and "questions" in payload:
+        summary = " / ".join(str(question) for question in payload["questions"][:3])
+    if not summary and dataset.benchmark == "trance":
+        steps = item.ground_truth.get("transformations", [])
+        summary = f"{len(steps)} transformation step{'s' if len(steps) != 1 else ''}"
+    images = []
+    if dataset.has_media:
+        images = [(role, dataset.media_url(name)) for role, name in item.media.items()]
+        if item.scene_id and item.scene.image:
+            images.append(("scene", dataset.media_url(item.scene.image)))
+    return {"item": item, "summary": summary, "images": images}
+
+
+class DatasetExportView(PermissionRequiredMixin, View):
+    permission_required = "benchmarks.export_dataset"
+
+    def get(self, request, pk: int):
+        dataset = get_object_or_404(datasets_for(request.user), pk=pk)
+        extension = "jsonl" if dataset.benchmark == "trance" else "json"
+        response = StreamingHttpResponse(export_chunks(dataset), content_type="application/json")
+        file_name = (
+            f"{dataset.benchmark}-{dataset.name}-{dataset.split or 'all'}-v{dataset.version}.{extension}"
+        )
+        response["Content-Disposition"] = f'attachment; filename="{file_name}"'
+        return response
+
+
+class ImportView(PermissionRequiredMixin, FormView):
+    permission_required = "benchmarks.import_dataset"
+    template_name = "benchmarks/import_form.html"
+    form_class = ImportForm
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        context["jobs"] = import_jobs_for(self.request.user)[:10]
+        return context
+
+    def form_valid(self, form):
+        data = form.cleaned_data
+        try:
+            job = start_import_job(
+                user=self.request.user,
+                benchmark=data["benchmark"],
+                name=data["name"],
+                split=data["split"],
+                version=data["version"],
+                upload=data["file"],
+                scenes_upload=data["scenes"],
+                images_upload=data["images"],
+            )
+        except ImportRefused as error:
+            form.add_error(None, str(error))
+            return self.form_invalid(form)
+        messages.info(self.request, f"Import of {job.name} queued.")
+        return redirect("benchmarks:import-job", pk=job.pk)
+
+
+class ImportJobView(PermissionRequiredMixin, DetailView):
+    permission_required = "benchmarks.view_importjob"
+    template_name = "benchmarks/import_job.html"
+    context_object_name = "job"
+
+    def get_queryset(self):
+        return import_jobs_for(self.request.user)
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        context["progress"] = job_progress(self.object)
+        context["Status"] = ImportJob.Status
+        return context

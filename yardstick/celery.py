@@ -1,0 +1,16 @@
+"""The Celery app shared by the web process and the workers.
+
+The broker comes from CELERY_BROKER_URL. By default it is Kombu's filesystem transport, which
+needs no server: `make run` starts a real worker beside the web server on a laptop. Point the
+variable at Redis (redis://...) to run many workers on many machines with the same code.
+"""
+
+import os
+
+from celery import Celery
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "yardstick.settings")
+
+app = Celery("yardstick")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.autodiscover_tasks()

@@ -1,0 +1,78 @@
+"""Roles are Django groups; what each may do is the set of permissions given to its group.
+
+A researcher curates data: creates, imports and exports datasets. Annotators, reviewers and
+testers see only the work given to them, so their groups hold no catalog permissions at all;
+their apps check assignment, not permissions. Admins hold every permission.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import Group, Permission
+
+ADMIN = "admin"
+RESEARCHER = "researcher"
+ANNOTATOR = "annotator"
+REVIEWER = "reviewer"
+TESTER = "tester"
+ROLES = (ADMIN, RESEARCHER, ANNOTATOR, REVIEWER, TESTER)
+
+#: Permissions by role, as "app_label.codename". Admin gets all of them.
+ROLE_PERMISSIONS: dict[str, tuple[str, ...]] = {
+    RESEARCHER: (
+        "benchmarks.view_dataset",
+        "benchmarks.add_dataset",
+        "benchmarks.change_dataset",
+        "benchmarks.delete_dataset",
+        "benchmarks.import_dataset",
+        "benchmarks.export_dataset",
+        "benchmarks.view_item",
+        "benchmarks.view_scene",
+        "benchmarks.view_importjob",
+        "benchmarks.add_importjob",
+    ),
+    ANNOTATOR: (),
+    REVIEWER: (),
+    TESTER: (),
+}
+
+
+def sync_roles() -> None:
+    """Create the role groups and give each exactly its permissions (safe to run again)."""
+    for role in ROLES:
+        group, _ = Group.objects.get_or_create(name=role)
+        if role == ADMIN:
+            group.permissions.set(Permission.objects.all())
+            continue
+        wanted = []
+        for label in ROLE_PERMISSIONS[role]:
+            app_label, codename = label.split(".")
+            wanted.append(Permission.objects.get(content_type__app_label=app_label, codename=codename))
+        group.permissions.set(wanted)
+
+
+def sync_roles_after_migrate(sender: Any, **kwargs: Any) -> None:
+    # post_migrate fires once per app; the benchmarks app's permissions exist after its turn.
+    if getattr(sender, "name", "") == "benchmarks":
+        sync_roles()
+
+
+def user_roles(user: Any) -> list[str]:
+    """The roles a user holds, in the order of ROLES; superusers count as admins."""
+    if not user.is_authenticated:
+        return []
+    names = set(user.groups.values_list("name", flat=True))
+    if user.is_superuser:
+        names.add(ADMIN)
+    return [role for role in ROLES if role in names]
+
+
+def roles_context(request: Any) -> dict[str, Any]:
+    """Template context: `roles` of the signed-in user, for menus."""
+    user = getattr(request, "user", None)
+    if user is None:
+        return {"roles": []}
+    if not hasattr(request, "_yardstick_roles"):
+        request._yardstick_roles = user_roles(user)
+    return {"roles": request._yardstick_roles}

@@ -1,0 +1,17 @@
+"""The home page: each role sees where its work is."""
+
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import render
+
+from benchmarks.selectors import datasets_for, import_jobs_for
+from yardstick.roles import ADMIN, RESEARCHER, user_roles
+
+
+@login_required
+def home(request):
+    roles = user_roles(request.user)
+    context = {"user_roles": roles}
+    if RESEARCHER in roles or ADMIN in roles:
+        context["datasets"] = datasets_for(request.user)[:20]
+        context["jobs"] = import_jobs_for(request.user)[:5]
+    return render(request, "home.html", context)
