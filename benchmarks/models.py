@@ -82,7 +82,9 @@ class Scene(models.Model):
 
 
 class Item(models.Model):
-    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="items")
+    # No index of its own: the unique (dataset, external_id) index serves lookups by dataset,
+    # and every index costs time on 500,000-row imports.
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="items", db_index=False)
     position = models.PositiveIntegerField(help_text="Order in the official file, kept on export.")
     external_id = models.CharField(max_length=200)
     payload = models.JSONField(default=dict, help_text="What annotators and testers may be shown.")

@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from benchmarks.bulk import insert_rows
 from benchmarks.models import Dataset, ImportJob, Item, Scene
-from benchmarks.records import CatalogRecord, FormatError, RecordError, SceneRecord
+from benchmarks.records import CatalogRecord, FormatError, RecordError, SceneRecord, paused_gc
 from benchmarks.registry import canonical_name, format_module, has_scenes
 
 #: Called as progress(stage, done, total) while an import runs.
@@ -40,6 +40,7 @@ def no_progress(stage: str, done: int, total: int) -> None:
     return None
 
 
+@paused_gc()
 def import_dataset(
     *,
     benchmark: str,
@@ -196,26 +197,28 @@ def save_scenes(dataset: Dataset, scenes: list[SceneRecord]) -> dict[str, int]:
 def save_items(
     dataset: Dataset, records: list[CatalogRecord], scene_ids: dict[str, int], progress: ProgressCallback
 ) -> None:
+    """Insert the items as one stream of rows, reporting progress as they go."""
     columns = ("dataset_id", "position", "external_id", "payload", "ground_truth", "media", "scene_id")
     total = len(records)
     dumps = orjson.dumps
     dataset_id = dataset.pk
-    for start in range(0, total, INSERT_BATCH):
-        batch = records[start : start + INSERT_BATCH]
-        rows = [
-            (
+
+    def rows():
+        for position, record in enumerate(records):
+            if position % INSERT_BATCH == 0:
+                progress("saving items", position, total)
+            yield (
                 dataset_id,
-                start + offset,
+                position,
                 record.external_id,
                 dumps(record.payload).decode(),
                 dumps(record.ground_truth).decode(),
                 dumps(record.media).decode(),
                 scene_ids.get(record.scene) if record.scene is not None else None,
             )
-            for offset, record in enumerate(batch)
-        ]
-        insert_rows(Item, columns, rows)
-        progress("saving items", start + len(batch), total)
+
+    insert_rows(Item, columns, rows())
+    progress("saving items", total, total)
 
 
 def export_chunks(dataset: Dataset) -> Iterator[bytes]:

@@ -1,0 +1,249 @@
+"""TRANCE official files <-> catalog records (pure, no Django).
+
+The released "simple" format is JSON Lines (``data.jsonl``), one sample per line::
+
+    {"idx": 0,
+     "states": [{"objects": [10 objects], "images": {"Camera_Center": "...-init.C.png"}},
+                {"objects": [the same 10 objects, final state],
+                 "images": {"Camera_Left": ..., "Camera_Center": ..., "Camera_Right": ...}}],
+     "transformations": [{"obj_idx": 2, "attr": "color", "val": "cyan", "options": ["cyan"]},
+                         {"obj_idx": 2, "attr": "position", "val": ["behind", 2],
+                          "options": [["behind", 2]], "type": "inner"}]}
+
+One catalog item per sample. People are shown the initial state (its objects and render) and
+the final renders; the final objects and the transformations are the answer, so they are ground
+truth. Everything else (per-state keys such as the raw generator's ``status`` or 3d coordinates,
+extra per-object keys, unknown top-level keys) is hidden too and written back on export:
+
+* ``payload`` = ``{"idx", "initial": {"objects": [the 5 known keys of each object], "images"},
+  "final_images"}``
+* ``ground_truth`` = ``{"final_objects", "transformations", <unknown top-level keys>,
+  "states": [state 0 extras, state 1 extras]}`` where ``"states"`` is present only when some
+  state has keys other than objects/images or some initial object has keys beyond the known
+  five (those go, one dict per object, under ``states[0]["objects"]``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from benchmarks.records import (
+    CatalogRecord,
+    ParsedFile,
+    RecordChecker,
+    convert_records,
+    load_json_lines,
+    serialize_json_lines,
+    split_fields,
+    type_name,
+)
+
+BENCHMARK = "trance"
+TITLE = "TRANCE"
+FILE_DESCRIPTION = (
+    "JSON Lines (data.jsonl): one sample per line with idx, two states (objects, images) and transformations"
+)
+
+#: Values of each non-position attribute.
+ATTRIBUTE_VALUES: dict[str, tuple[str, ...]] = {
+    "color": ("gray", "red", "blue", "green", "brown", "purple", "cyan", "yellow"),
+    "material": ("rubber", "metal", "glass"),
+    "shape": ("cube", "sphere", "cylinder"),
+    "size": ("small", "medium", "large"),
+}
+#: Move directions as (dx, dy) on the grid.
+DIRECTIONS: dict[str, tuple[int, int]] = {
+    "behind": (1, 0),
+    "front": (-1, 0),
+    "right": (0, 1),
+    "left": (0, -1),
+    "behind-right": (1, 1),
+    "behind-left": (1, -1),
+    "front-right": (-1, 1),
+    "front-left": (-1, -1),
+}
+MOVE_STEPS = (1, 2)
+MOVE_TYPES = ("inner", "out", "in")
+ATTRIBUTES = ("position", *ATTRIBUTE_VALUES)
+OBJECT_FIELDS = ("color", "material", "shape", "size", "position")
+STATE_FIELDS = ("objects", "images")
+OBJECTS_PER_STATE = 10
+STATES = 2
+MIN_STEPS, MAX_STEPS = 1, 4
+GRID_MIN, GRID_MAX = -40, 40
+
+#: Ground-truth keys this module adds; a top-level field of the same name would be lost.
+RESERVED_FIELDS = ("final_objects",)
+
+
+def value_problem(attr: str, value: Any) -> str | None:
+    """Why `value` is not a valid value of `attr` (None when it is)."""
+    if attr == "position":
+        if not isinstance(value, list) or len(value) != 2:
+            return f"expected [direction, step], got {value!r}"
+        direction, step = value
+        if not isinstance(direction, str) or direction not in DIRECTIONS:
+            allowed = ", ".join(sorted(DIRECTIONS))
+            return f"unknown direction {direction!r} (expected one of {allowed})"
+        if type(step) is not int or step not in MOVE_STEPS:
+            return f"unknown step {step!r} (expected 1 or 2)"
+        return None
+    choices = ATTRIBUTE_VALUES[attr]
+    if not isinstance(value, str):
+        return f"expected a string, got {type_name(value)}"
+    if value not in choices:
+        return f"unknown value {value!r} (expected one of {', '.join(sorted(choices))})"
+    return None
+
+
+def check_object(checker: RecordChecker, obj: Any, path: str) -> None:
+    if not isinstance(obj, dict):
+        checker.fail(path, f"expected an object, got {type_name(obj)}")
+        return
+    for attr, choices in ATTRIBUTE_VALUES.items():
+        checker.get_choice(obj, attr, choices, path)
+    position = checker.get_list(obj, "position", int, path, length=2)
+    for axis, coordinate in enumerate(position or ()):
+        if not GRID_MIN <= coordinate <= GRID_MAX:
+            checker.fail(
+                f"{path}.position[{axis}]",
+                f"coordinate {coordinate} outside the grid [{GRID_MIN}, {GRID_MAX}]",
+            )
+
+
+def check_images(checker: RecordChecker, state: dict[str, Any], path: str) -> None:
+    images = checker.get(state, "images", dict, path)
+    if images is None:
+        return
+    if not images:
+        checker.fail(f"{path}.images", "no images")
+    for camera, file_name in images.items():
+        if not isinstance(file_name, str):
+            checker.fail(f"{path}.images.{camera}", f"expected a file name, got {type_name(file_name)}")
+
+
+def check_states(checker: RecordChecker, raw: dict[str, Any]) -> None:
+    states = checker.get(raw, "states", list)
+    if states is None:
+        return
+    if len(states) != STATES:
+        checker.fail("states", f"expected {STATES} states (initial and final), got {len(states)}")
+        return
+    for index, state in enumerate(states):
+        path = f"states[{index}]"
+        if not isinstance(state, dict):
+            checker.fail(path, f"expected an object, got {type_name(state)}")
+            continue
+        objects = checker.get(state, "objects", list, path)
+        if objects is not None:
+            if len(objects) != OBJECTS_PER_STATE:
+                checker.fail(f"{path}.objects", f"expected {OBJECTS_PER_STATE} objects, got {len(objects)}")
+            else:
+                for number, obj in enumerate(objects):
+                    check_object(checker, obj, f"{path}.objects[{number}]")
+        check_images(checker, state, path)
+
+
+def check_step(checker: RecordChecker, step: Any, path: str) -> None:
+    if not isinstance(step, dict):
+        checker.fail(path, f"expected an object, got {type_name(step)}")
+        return
+    obj_idx = checker.get(step, "obj_idx", int, path)
+    if obj_idx is not None and not 0 <= obj_idx < OBJECTS_PER_STATE:
+        checker.fail(
+            f"{path}.obj_idx", f"object index {obj_idx} out of range (expected 0..{OBJECTS_PER_STATE - 1})"
+        )
+    attr = checker.get_choice(step, "attr", ATTRIBUTES, path)
+    if "val" not in step:
+        checker.fail(f"{path}.val", "missing field")
+    elif attr is not None and (problem := value_problem(attr, step["val"])):
+        checker.fail(f"{path}.val", problem)
+    options = checker.get(step, "options", list, path)
+    if options is not None and attr is not None:
+        if not options:
+            checker.fail(f"{path}.options", "no options")
+        for index, option in enumerate(options):
+            if problem := value_problem(attr, option):
+                checker.fail(f"{path}.options[{index}]", problem)
+    if attr == "position":
+        checker.get_choice(step, "type", MOVE_TYPES, path)
+
+
+def check_transformations(checker: RecordChecker, raw: dict[str, Any]) -> None:
+    steps = checker.get(raw, "transformations", list)
+    if steps is None:
+        return
+    if not MIN_STEPS <= len(steps) <= MAX_STEPS:
+        checker.fail("transformations", f"expected {MIN_STEPS} to {MAX_STEPS} steps, got {len(steps)}")
+    for index, step in enumerate(steps):
+        check_step(checker, step, f"transformations[{index}]")
+
+
+def record_to_catalog(raw: Any, checker: RecordChecker) -> CatalogRecord | None:
+    if not isinstance(raw, dict):
+        checker.fail("record", f"expected an object, got {type_name(raw)}")
+        return None
+    before = len(checker.errors)
+    idx = checker.get(raw, "idx", int)
+    check_states(checker, raw)
+    check_transformations(checker, raw)
+    for name in RESERVED_FIELDS:
+        if name in raw:
+            checker.fail(name, "unexpected top-level field (the name is reserved for the final objects)")
+    if len(checker.errors) > before:
+        return None
+
+    initial, final = raw["states"]
+    initial_objects = initial["objects"]
+    object_extras = [
+        {key: value for key, value in obj.items() if key not in OBJECT_FIELDS} for obj in initial_objects
+    ]
+    if any(object_extras):
+        initial_objects = [{key: obj[key] for key in OBJECT_FIELDS} for obj in initial_objects]
+    payload = {
+        "idx": idx,
+        "initial": {"objects": initial_objects, "images": initial["images"]},
+        "final_images": final["images"],
+    }
+    _, hidden = split_fields(raw, ("idx", "states"))
+    ground_truth = {"final_objects": final["objects"], **hidden}
+    state_extras = [
+        {key: value for key, value in state.items() if key not in STATE_FIELDS} for state in (initial, final)
+    ]
+    if any(object_extras):
+        state_extras[0]["objects"] = object_extras
+    if any(state_extras):
+        ground_truth["states"] = state_extras
+    media = {f"init.{camera}": name for camera, name in initial["images"].items()}
+    media.update((f"fin.{camera}", name) for camera, name in final["images"].items())
+    return CatalogRecord(external_id=str(idx), payload=payload, ground_truth=ground_truth, media=media)
+
+
+def parse(data: bytes, *, source: str = "") -> ParsedFile:
+    lines = load_json_lines(data, source=source)
+    records = convert_records(lines, record_to_catalog, source=source)
+    return ParsedFile(meta={}, records=records)
+
+
+def to_official(payload: dict[str, Any], ground_truth: dict[str, Any]) -> dict[str, Any]:
+    hidden = dict(ground_truth)
+    final_objects = hidden.pop("final_objects")
+    initial_extras, final_extras = hidden.pop("states", ({}, {}))
+    initial_extras = dict(initial_extras)
+    object_extras = initial_extras.pop("objects", None)
+    initial_objects = payload["initial"]["objects"]
+    if object_extras:
+        initial_objects = [
+            {**obj, **extra} for obj, extra in zip(initial_objects, object_extras, strict=True)
+        ]
+    states = [
+        {"objects": initial_objects, "images": payload["initial"]["images"], **initial_extras},
+        {"objects": final_objects, "images": payload["final_images"], **final_extras},
+    ]
+    return {"idx": payload["idx"], "states": states, **hidden}
+
+
+def serialize(meta: dict[str, Any], records: Iterable[dict[str, Any]]) -> Iterator[bytes]:
+    """The official file: JSON Lines, one sample per line (there is no file-level data)."""
+    return serialize_json_lines(records)

@@ -1,0 +1,175 @@
+"""Benchmark: import 500,000 generated CRIC-style question records, on SQLite and PostgreSQL.
+
+Usage:  .venv/bin/python perf/import_cric.py [--records N] [--backend sqlite|postgres|both]
+(`make perf` runs it with the defaults). PostgreSQL is the throw-away server of
+scripts/test-postgres.sh. Results are appended to perf/results/import_cric.jsonl and the
+latest run is written to perf/results/import_cric.md.
+
+Target (issue 2): at least 25,000 records/s on PostgreSQL and 10,000 on SQLite on the 2-core
+machine, measured end to end: parse + validate + insert, one transaction.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "perf" / "results"
+
+FUNCTIONS = ["Find", "Relate", "Relate Reverse", "Find KG", "Recognition", "Verify"]
+TYPES = ["QueryObjKG", "QueryObjSG", "QueryAtt", "VerifyKG", "VerifyAtt"]
+
+
+def generate_questions(count: int) -> bytes:
+    """CRIC-shaped records with the field sizes of the released question files."""
+    import orjson
+
+    records = []
+    for index in range(count):
+        image_id = index // 20
+        base = image_id * 100
+        kind = TYPES[index % 5]
+        verify = kind.startswith("Verify")
+        records.append(
+            {
+                "image_id": image_id,
+                "question_id": f"{image_id}_{index}",
+                "question": f"What is the object on the table {index % 97} used for?",
+                "answer": ("yes" if index % 2 else "no") if verify else "cutting",
+                "question_type": kind,
+                "target": [base + 7] if not verify or index % 2 else [],
+                "program": [
+                    {"function": "Initial", "text_input": [], "output": [base + k for k in range(8)]},
+                    {"function": FUNCTIONS[index % 6], "text_input": ["table"], "output": [base + 3]},
+                    {"function": "Relate Reverse", "text_input": ["on"], "output": [base + 7]},
+                    {"function": "Find KG", "text_input": ["UsedFor", "cutting"], "output": [base + 7]},
+                ],
+                "sub_graph": {
+                    "relations": [[base + 7, "on", base + 3]],
+                    "attributes": [[base + 7, "metal"]],
+                    "knowledge_items": [{"triplet": ["knife", "UsedFor", "cutting"]}],
+                },
+                "wrong_part": "" if not verify or index % 2 else "knowledge: UsedFor cutting",
+            }
+        )
+    return orjson.dumps(records)
+
+
+def measure(path: Path, count: int) -> dict:
+    """Runs inside a process whose environment picks the database."""
+    import django
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "yardstick.settings")
+    django.setup()
+    from django.core.management import call_command
+    from django.db import connection
+
+    from benchmarks.cric import formats
+    from benchmarks.models import Dataset
+    from benchmarks.services import import_dataset
+
+    call_command("migrate", verbosity=0)
+    Dataset.objects.filter(name="perf-cric").delete()
+    data = path.read_bytes()
+
+    started = time.perf_counter()
+    parsed = formats.parse(data, source=path.name)
+    parse_seconds = time.perf_counter() - started
+    assert len(parsed.records) == count
+
+    started = time.perf_counter()
+    dataset = import_dataset(benchmark="cric", data=data, name="perf-cric", source=path.name)
+    total_seconds = time.perf_counter() - started
+    assert dataset.items.count() == count
+    Dataset.objects.filter(pk=dataset.pk).delete()
+    return {
+        "backend": connection.vendor,
+        "records": count,
+        "file_mb": round(len(data) / 1e6, 1),
+        "parse_validate_s": round(parse_seconds, 2),
+        "import_s": round(total_seconds, 2),
+        "records_per_s": round(count / total_seconds),
+    }
+
+
+def run_backend(backend: str, path: Path, count: int, workdir: Path) -> dict:
+    env = dict(os.environ)
+    env.pop("DATABASE_URL", None)
+    env["YARDSTICK_VAR_DIR"] = str(workdir / "var")
+    if backend == "postgres":
+        subprocess.run([str(ROOT / "scripts" / "test-postgres.sh"), "start"], check=True)
+        url = subprocess.run(
+            [str(ROOT / "scripts" / "test-postgres.sh"), "url"], check=True, capture_output=True, text=True
+        ).stdout.strip()
+        base, _ = url.rsplit("/", 1)
+        subprocess.run(
+            ["psql", f"{base}/postgres", "-qc", "DROP DATABASE IF EXISTS yardstick_perf"], check=True
+        )
+        subprocess.run(["psql", f"{base}/postgres", "-qc", "CREATE DATABASE yardstick_perf"], check=True)
+        env["DATABASE_URL"] = f"{base}/yardstick_perf"
+    else:
+        env["SQLITE_PATH"] = str(workdir / "perf.sqlite3")
+    output = subprocess.run(
+        [sys.executable, __file__, "--measure", str(path), "--records", str(count)],
+        env=env,
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    return json.loads(output.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--records", type=int, default=500_000)
+    parser.add_argument("--backend", choices=["sqlite", "postgres", "both"], default="both")
+    parser.add_argument("--measure", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    sys.path.insert(0, str(ROOT))
+    if args.measure:
+        print(json.dumps(measure(args.measure, args.records)))
+        return
+
+    backends = ["sqlite", "postgres"] if args.backend == "both" else [args.backend]
+    with tempfile.TemporaryDirectory(prefix="yardstick-perf-") as folder:
+        workdir = Path(folder)
+        path = workdir / "questions.json"
+        path.write_bytes(generate_questions(args.records))
+        results = [run_backend(backend, path, args.records, workdir) for backend in backends]
+
+    stamp = time.strftime("%Y-%m-%d %H:%M:%S")
+    machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    with open(RESULTS / "import_cric.jsonl", "a") as log:
+        for result in results:
+            log.write(json.dumps({"date": stamp, "machine": machine, **result}) + "\n")
+    lines = [
+        "# Import benchmark: CRIC-style question records",
+        "",
+        f"Latest run {stamp} on {machine}; command: `.venv/bin/python perf/import_cric.py"
+        f" --records {args.records} --backend {args.backend}`.",
+        "",
+        "| backend | records | file MB | parse + validate s | whole import s | records/s | target |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    targets = {"sqlite": "10,000", "postgresql": "25,000"}
+    for result in results:
+        lines.append(
+            f"| {result['backend']} | {result['records']:,} | {result['file_mb']} | {result['parse_validate_s']} |"
+            f" {result['import_s']} | {result['records_per_s']:,} | {targets.get(result['backend'], '')} |"
+        )
+    (RESULTS / "import_cric.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
