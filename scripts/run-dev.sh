@@ -3,9 +3,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
-.venv/bin/celery -A yardstick worker --loglevel=INFO --concurrency=2 >var/worker.log 2>&1 &
+mkdir -p "${YARDSTICK_VAR_DIR:-var}"
+.venv/bin/celery -A yardstick worker --loglevel=INFO --concurrency=2 >"${YARDSTICK_VAR_DIR:-var}/worker.log" 2>&1 &
 worker=$!
 trap 'kill $worker 2>/dev/null; wait $worker 2>/dev/null' EXIT INT TERM
-echo "worker started (pid $worker, log var/worker.log)"
+echo "worker started (pid $worker, log ${YARDSTICK_VAR_DIR:-var}/worker.log)"
 echo "Yardstick on http://127.0.0.1:${PORT:-8000}/  (demo users in README.md)"
 $PY manage.py runserver "127.0.0.1:${PORT:-8000}"
