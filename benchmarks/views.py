@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from django.contrib import messages
 from django.contrib.auth.mixins import PermissionRequiredMixin
 from django.core.paginator import Paginator
@@ -11,6 +13,7 @@ from django.views.generic import DetailView, FormView, ListView, View
 
 from benchmarks.forms import ImportForm
 from benchmarks.models import Dataset, ImportJob
+from benchmarks.regions import item_regions
 from benchmarks.selectors import dataset_items, datasets_for, import_jobs_for, job_progress
 from benchmarks.services import ImportRefused, export_chunks, start_import_job
 
@@ -53,8 +56,13 @@ class ItemDetailView(PermissionRequiredMixin, DetailView):
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
-        context["dataset"] = self.object.dataset
-        context["view"] = describe_item(self.object.dataset, self.object)
+        item = self.object
+        context["dataset"] = item.dataset
+        context["view"] = describe_item(item.dataset, item)
+        scene = item.scene.data if item.scene_id else None
+        context["regions"] = item_regions(item.dataset.benchmark, item.ground_truth, scene)
+        context["payload_text"] = json.dumps(item.payload, ensure_ascii=False, indent=2)
+        context["ground_truth_text"] = json.dumps(item.ground_truth, ensure_ascii=False, indent=2)
         return context
 
 

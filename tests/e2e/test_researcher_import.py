@@ -55,8 +55,11 @@ def test_researcher_imports_with_images_and_sees_the_items(page, screenshot, ste
     screenshot("dataset-detail")
 
     cards.first.click()
-    expected_answer = orjson.loads(json_path.read_bytes())[0]["annotation"][0]["answer"]
-    expect(page.locator("pre").nth(1)).to_contain_text(expected_answer)
+    annotation = orjson.loads(json_path.read_bytes())[0]["annotation"]
+    expect(page.locator("#ground-truth")).to_contain_text(annotation[0]["answer"])
+    expect(page.locator("#payload")).not_to_contain_text(annotation[0]["answer"])
+    # Every answer's evidence quadrilateral is outlined over the image.
+    expect(page.locator("svg.regions polygon")).to_have_count(len(annotation))
     screenshot("item-detail")
     assert Dataset.objects.get().item_count == 3
 
