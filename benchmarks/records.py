@@ -236,19 +236,16 @@ def load_json_lines(data: bytes, *, source: str) -> list[tuple[str, Any]]:
     return values
 
 
-def convert_records(
+def iter_converted(
     labelled: Iterable[tuple[str, Any]],
     convert: Callable[[Any, RecordChecker], Converted | None],
-    *,
-    source: str,
-) -> list[Converted]:
-    """Run a format module's record converter over a file, all-or-nothing.
+    errors: list[RecordError],
+) -> Iterator[Converted]:
+    """Convert records one by one, yielding the good ones and noting every fault in `errors`.
 
-    Collects every record's errors, adds duplicate-id errors, and raises one FormatError
-    listing them all; returns the records only when the whole file is good.
+    Duplicate ids are faults too. A caller that streams the records into the database checks
+    `errors` at the end and rolls back if it is not empty.
     """
-    errors: list[RecordError] = []
-    records: list[Converted] = []
     seen: dict[str, str] = {}
     for label, raw in labelled:
         checker = RecordChecker(errors, label)
@@ -261,15 +258,49 @@ def convert_records(
             errors.append(RecordError(label, "id", f"duplicate id {record.external_id!r} (first at {first})"))
             continue
         seen[record.external_id] = label
-        records.append(record)
+        yield record
+
+
+def convert_records(
+    labelled: Iterable[tuple[str, Any]],
+    convert: Callable[[Any, RecordChecker], Converted | None],
+    *,
+    source: str,
+) -> list[Converted]:
+    """Run a format module's record converter over a whole file, all-or-nothing.
+
+    Returns the records only when every one is good; otherwise raises one FormatError listing
+    every fault of every record.
+    """
+    errors: list[RecordError] = []
+    records = list(iter_converted(labelled, convert, errors))
     if errors:
         raise FormatError(errors, source=source)
     return records
 
 
-def indexed(values: list[Any]) -> Iterable[tuple[str, Any]]:
+@dataclass(slots=True)
+class PreparedFile:
+    """A file whose document structure is read but whose records are not converted yet.
+
+    `parse_prepared` converts them all at once; an import may instead stream them, converting
+    each as it is written, so that checking and writing overlap.
+    """
+
+    meta: dict[str, Any]
+    labelled: list[tuple[str, Any]]
+    convert: Callable[[Any, RecordChecker], CatalogRecord | None]
+
+
+def parse_prepared(prepared: PreparedFile, *, source: str) -> ParsedFile:
+    with paused_gc():
+        records = convert_records(prepared.labelled, prepared.convert, source=source)
+    return ParsedFile(meta=prepared.meta, records=records)
+
+
+def indexed(values: list[Any]) -> list[tuple[str, Any]]:
     """Label the elements of a JSON list as "record 0", "record 1", ... (0-based, like the file)."""
-    return ((f"record {index}", value) for index, value in enumerate(values))
+    return [(f"record {index}", value) for index, value in enumerate(values)]
 
 
 def split_fields(raw: dict[str, Any], shown: Iterable[str]) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -11,7 +11,7 @@ import os
 import shutil
 import tempfile
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import BinaryIO
 
@@ -23,7 +23,15 @@ from django.utils import timezone
 
 from benchmarks.bulk import insert_rows
 from benchmarks.models import Dataset, ImportJob, Item, Scene
-from benchmarks.records import CatalogRecord, FormatError, RecordError, SceneRecord, paused_gc
+from benchmarks.records import (
+    CatalogRecord,
+    FormatError,
+    RecordError,
+    SceneRecord,
+    iter_converted,
+    parse_prepared,
+    paused_gc,
+)
 from benchmarks.registry import canonical_name, format_module, has_scenes
 
 #: Called as progress(stage, done, total) while an import runs.
@@ -71,45 +79,53 @@ def import_dataset(
         raise ImportRefused(f"images folder {images_dir} does not exist")
 
     progress("checking records", 0, 0)
-    parsed = module.parse(data, source=source)
+    prepared = module.prepare(data, source=source)
+    total = len(prepared.labelled)
+    errors: list[RecordError] = []
     scenes_meta: dict = {}
     scenes: list[SceneRecord] = []
-    if scenes_data is not None:
-        if not has_scenes(benchmark):
-            raise ImportRefused(f"{module.TITLE} has no separate scenes file")
-        parsed_scenes = module.parse_scenes(scenes_data, source=scenes_source)
-        scenes_meta, scenes = parsed_scenes.meta, parsed_scenes.scenes
-        errors = module.check_against_scenes(parsed.records, scenes)
-        if errors:
-            raise FormatError(errors, source=source)
-
     files: dict[str, Path] = {}
-    if images_dir is not None:
-        files = locate_media(Path(images_dir), parsed.records, scenes, source=source)
+    records: Iterable[CatalogRecord]
+    if scenes_data is None and images_dir is None:
+        # Nothing needs the whole list before writing: records are checked as they are written,
+        # so checking and the database's work overlap; any bad record rolls everything back.
+        records = iter_converted(prepared.labelled, prepared.convert, errors)
+    else:
+        records = parse_prepared(prepared, source=source).records
+        if scenes_data is not None:
+            if not has_scenes(benchmark):
+                raise ImportRefused(f"{module.TITLE} has no separate scenes file")
+            parsed_scenes = module.parse_scenes(scenes_data, source=scenes_source)
+            scenes_meta, scenes = parsed_scenes.meta, parsed_scenes.scenes
+            scene_errors = module.check_against_scenes(records, scenes)
+            if scene_errors:
+                raise FormatError(scene_errors, source=source)
+        if images_dir is not None:
+            files = locate_media(Path(images_dir), records, scenes, source=source)
 
-    total = len(parsed.records)
     dataset = Dataset(
         benchmark=benchmark,
         name=name,
         split=split,
         version=version,
         source=source,
-        meta=parsed.meta,
+        meta=prepared.meta,
         scenes_meta=scenes_meta,
         has_media=images_dir is not None,
         item_count=total,
         created_by=created_by,
     )
-    media_root = Path(settings.MEDIA_ROOT)
     folder: Path | None = None
     try:
         with transaction.atomic():
             dataset.save()
             if files:
-                folder = media_root / dataset.media_folder
+                folder = Path(settings.MEDIA_ROOT) / dataset.media_folder
                 copy_media(files, folder, progress)
             scene_ids = save_scenes(dataset, scenes)
-            save_items(dataset, parsed.records, scene_ids, progress)
+            save_items(dataset, records, scene_ids, errors=errors, total=total, progress=progress)
+            if errors:
+                raise FormatError(errors, source=source)
     except BaseException:
         if folder is not None:
             shutil.rmtree(folder, ignore_errors=True)
@@ -195,11 +211,20 @@ def save_scenes(dataset: Dataset, scenes: list[SceneRecord]) -> dict[str, int]:
 
 
 def save_items(
-    dataset: Dataset, records: list[CatalogRecord], scene_ids: dict[str, int], progress: ProgressCallback
+    dataset: Dataset,
+    records: Iterable[CatalogRecord],
+    scene_ids: dict[str, int],
+    *,
+    errors: list[RecordError],
+    total: int,
+    progress: ProgressCallback,
 ) -> None:
-    """Insert the items as one stream of rows, reporting progress as they go."""
+    """Insert the items as one stream of rows, reporting progress as they go.
+
+    Once `errors` holds anything (records still being checked as they stream), no more rows
+    are written, but the remaining records are still read so that every fault gets listed.
+    """
     columns = ("dataset_id", "position", "external_id", "payload", "ground_truth", "media", "scene_id")
-    total = len(records)
     dumps = orjson.dumps
     dataset_id = dataset.pk
 
@@ -207,6 +232,8 @@ def save_items(
         for position, record in enumerate(records):
             if position % INSERT_BATCH == 0:
                 progress("saving items", position, total)
+            if errors:
+                continue
             yield (
                 dataset_id,
                 position,

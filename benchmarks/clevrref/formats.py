@@ -25,12 +25,14 @@ from benchmarks.records import (
     FormatError,
     ParsedFile,
     ParsedScenes,
+    PreparedFile,
     RecordChecker,
     RecordError,
     SceneRecord,
     convert_records,
     dump_json,
     load_json,
+    parse_prepared,
     serialize_json_list,
     split_fields,
     type_name,
@@ -141,10 +143,13 @@ def split_document(data: bytes, key: str, what: str, *, source: str) -> tuple[di
     return meta, values
 
 
-def parse(data: bytes, *, source: str = "") -> ParsedFile:
+def prepare(data: bytes, *, source: str = "") -> PreparedFile:
     meta, refexps = split_document(data, "refexps", "referring expressions", source=source)
-    records = convert_records(labelled(refexps, "refexps"), refexp_to_catalog, source=source)
-    return ParsedFile(meta=meta, records=records)
+    return PreparedFile(meta=meta, labelled=list(labelled(refexps, "refexps")), convert=refexp_to_catalog)
+
+
+def parse(data: bytes, *, source: str = "") -> ParsedFile:
+    return parse_prepared(prepare(data, source=source), source=source)
 
 
 def to_official(payload: dict[str, Any], ground_truth: dict[str, Any]) -> dict[str, Any]:

@@ -32,12 +32,14 @@ from benchmarks.records import (
     FormatError,
     ParsedFile,
     ParsedScenes,
+    PreparedFile,
     RecordChecker,
     RecordError,
     SceneRecord,
     convert_records,
     indexed,
     load_json,
+    parse_prepared,
     paused_gc,
     serialize_json_list,
     type_name,
@@ -198,15 +200,18 @@ def record_to_catalog(raw: Any, checker: RecordChecker) -> CatalogRecord | None:
     )
 
 
-def parse(data: bytes, *, source: str = "") -> ParsedFile:
+def prepare(data: bytes, *, source: str = "") -> PreparedFile:
     with paused_gc():
         document = load_json(data, source=source)
-        if not isinstance(document, list):
-            raise FormatError(
-                [RecordError("file", "top level", "expected a JSON list of CRIC questions")], source=source
-            )
-        records = convert_records(indexed(document), record_to_catalog, source=source)
-    return ParsedFile(meta={}, records=records)
+    if not isinstance(document, list):
+        raise FormatError(
+            [RecordError("file", "top level", "expected a JSON list of CRIC questions")], source=source
+        )
+    return PreparedFile(meta={}, labelled=indexed(document), convert=record_to_catalog)
+
+
+def parse(data: bytes, *, source: str = "") -> ParsedFile:
+    return parse_prepared(prepare(data, source=source), source=source)
 
 
 def to_official(payload: dict[str, Any], ground_truth: dict[str, Any]) -> dict[str, Any]:

@@ -22,11 +22,12 @@ from benchmarks.records import (
     CatalogRecord,
     FormatError,
     ParsedFile,
+    PreparedFile,
     RecordChecker,
     RecordError,
-    convert_records,
     indexed,
     load_json,
+    parse_prepared,
     serialize_json_list,
     split_fields,
 )
@@ -102,7 +103,7 @@ def detect_layout(records: list[Any]) -> str:
     return LAYOUT_TRAIN if "annotation" in first else LAYOUT_TEST
 
 
-def parse(data: bytes, *, source: str = "") -> ParsedFile:
+def prepare(data: bytes, *, source: str = "") -> PreparedFile:
     document = load_json(data, source=source)
     if not isinstance(document, list):
         raise FormatError(
@@ -110,8 +111,11 @@ def parse(data: bytes, *, source: str = "") -> ParsedFile:
         )
     layout = detect_layout(document)
     convert = image_record_to_catalog if layout == LAYOUT_TRAIN else question_record_to_catalog
-    records = convert_records(indexed(document), convert, source=source)
-    return ParsedFile(meta={"layout": layout}, records=records)
+    return PreparedFile(meta={"layout": layout}, labelled=indexed(document), convert=convert)
+
+
+def parse(data: bytes, *, source: str = "") -> ParsedFile:
+    return parse_prepared(prepare(data, source=source), source=source)
 
 
 def to_official(payload: dict[str, Any], ground_truth: dict[str, Any]) -> dict[str, Any]:

@@ -31,9 +31,10 @@ from typing import Any
 from benchmarks.records import (
     CatalogRecord,
     ParsedFile,
+    PreparedFile,
     RecordChecker,
-    convert_records,
     load_json_lines,
+    parse_prepared,
     serialize_json_lines,
     split_fields,
     type_name,
@@ -220,10 +221,12 @@ def record_to_catalog(raw: Any, checker: RecordChecker) -> CatalogRecord | None:
     return CatalogRecord(external_id=str(idx), payload=payload, ground_truth=ground_truth, media=media)
 
 
+def prepare(data: bytes, *, source: str = "") -> PreparedFile:
+    return PreparedFile(meta={}, labelled=load_json_lines(data, source=source), convert=record_to_catalog)
+
+
 def parse(data: bytes, *, source: str = "") -> ParsedFile:
-    lines = load_json_lines(data, source=source)
-    records = convert_records(lines, record_to_catalog, source=source)
-    return ParsedFile(meta={}, records=records)
+    return parse_prepared(prepare(data, source=source), source=source)
 
 
 def to_official(payload: dict[str, Any], ground_truth: dict[str, Any]) -> dict[str, Any]:

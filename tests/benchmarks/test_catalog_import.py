@@ -245,3 +245,19 @@ def test_import_command_refuses_unknown_benchmark_and_missing_file(tmp_path):
         call_command("import_dataset", "vqa2", str(tmp_path / "x.json"), "--name", "n")
     with pytest.raises(CommandError, match="cannot read"):
         call_command("import_dataset", "cric", str(tmp_path / "absent.json"), "--name", "n")
+
+
+def test_a_bad_record_after_thousands_of_good_ones_still_loads_nothing():
+    """Without scenes or images, records are checked while they are written: the end decides."""
+    questions = [builders.cric_question(f"q{index}") for index in range(12000)]
+    questions.append(builders.cric_question("q5"))  # a duplicate id, last in the file
+    questions[-2]["question_type"] = "CountObj"
+    with pytest.raises(FormatError) as raised:
+        import_dataset(benchmark="cric", data=orjson.dumps(questions), name="late faults")
+    problems = [str(error) for error in raised.value.errors]
+    assert problems == [
+        "record 11999: question_type: unknown value 'CountObj' (expected one of QueryAtt, QueryObjKG, "
+        "QueryObjSG, VerifyAtt, VerifyKG)",
+        "record 12000: id: duplicate id 'q5' (first at record 5)",
+    ]
+    assert catalog_counts() == (0, 0, 0)
