@@ -240,6 +240,8 @@ def iter_converted(
     labelled: Iterable[tuple[str, Any]],
     convert: Callable[[Any, RecordChecker], Converted | None],
     errors: list[RecordError],
+    *,
+    id_field: str = "id",
 ) -> Iterator[Converted]:
     """Convert records one by one, yielding the good ones and noting every fault in `errors`.
 
@@ -255,7 +257,9 @@ def iter_converted(
             continue
         if record.external_id in seen:
             first = seen[record.external_id]
-            errors.append(RecordError(label, "id", f"duplicate id {record.external_id!r} (first at {first})"))
+            errors.append(
+                RecordError(label, id_field, f"duplicate id {record.external_id!r} (first at {first})")
+            )
             continue
         seen[record.external_id] = label
         yield record
@@ -266,6 +270,7 @@ def convert_records(
     convert: Callable[[Any, RecordChecker], Converted | None],
     *,
     source: str,
+    id_field: str = "id",
 ) -> list[Converted]:
     """Run a format module's record converter over a whole file, all-or-nothing.
 
@@ -273,7 +278,7 @@ def convert_records(
     every fault of every record.
     """
     errors: list[RecordError] = []
-    records = list(iter_converted(labelled, convert, errors))
+    records = list(iter_converted(labelled, convert, errors, id_field=id_field))
     if errors:
         raise FormatError(errors, source=source)
     return records
@@ -290,11 +295,15 @@ class PreparedFile:
     meta: dict[str, Any]
     labelled: list[tuple[str, Any]]
     convert: Callable[[Any, RecordChecker], CatalogRecord | None]
+    #: The official name of the field holding a record's id, for duplicate-id errors.
+    id_field: str = "id"
 
 
 def parse_prepared(prepared: PreparedFile, *, source: str) -> ParsedFile:
     with paused_gc():
-        records = convert_records(prepared.labelled, prepared.convert, source=source)
+        records = convert_records(
+            prepared.labelled, prepared.convert, source=source, id_field=prepared.id_field
+        )
     return ParsedFile(meta=prepared.meta, records=records)
 
 

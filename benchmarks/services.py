@@ -7,6 +7,7 @@ transaction; if that fails, the files copied so far are removed again.
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import tempfile
@@ -38,6 +39,7 @@ from benchmarks.registry import canonical_name, format_module, has_scenes
 ProgressCallback = Callable[[str, int, int], None]
 
 INSERT_BATCH = 5000
+logger = logging.getLogger(__name__)
 
 
 class ImportRefused(ValueError):
@@ -77,10 +79,14 @@ def import_dataset(
         )
     if images_dir is not None and not Path(images_dir).is_dir():
         raise ImportRefused(f"images folder {images_dir} does not exist")
+    if scenes_data is not None and not has_scenes(benchmark):
+        raise ImportRefused(f"{module.TITLE} has no separate scenes file")
 
     progress("checking records", 0, 0)
     prepared = module.prepare(data, source=source)
     total = len(prepared.labelled)
+    if not total:
+        raise ImportRefused(f"{source or 'the file'} holds no records")
     errors: list[RecordError] = []
     scenes_meta: dict = {}
     scenes: list[SceneRecord] = []
@@ -89,12 +95,10 @@ def import_dataset(
     if scenes_data is None and images_dir is None:
         # Nothing needs the whole list before writing: records are checked as they are written,
         # so checking and the database's work overlap; any bad record rolls everything back.
-        records = iter_converted(prepared.labelled, prepared.convert, errors)
+        records = iter_converted(prepared.labelled, prepared.convert, errors, id_field=prepared.id_field)
     else:
         records = parse_prepared(prepared, source=source).records
         if scenes_data is not None:
-            if not has_scenes(benchmark):
-                raise ImportRefused(f"{module.TITLE} has no separate scenes file")
             parsed_scenes = module.parse_scenes(scenes_data, source=scenes_source)
             scenes_meta, scenes = parsed_scenes.meta, parsed_scenes.scenes
             scene_errors = module.check_against_scenes(records, scenes)
@@ -111,7 +115,7 @@ def import_dataset(
         source=source,
         meta=prepared.meta,
         scenes_meta=scenes_meta,
-        has_media=images_dir is not None,
+        has_media=bool(files),
         item_count=total,
         created_by=created_by,
     )
@@ -335,6 +339,11 @@ def run_import_job(job: ImportJob) -> ImportJob:
         finish_job(job, status=ImportJob.Status.FAILED, errors=[str(e) for e in error.errors])
     except (ImportRefused, ValueError, OSError) as error:
         finish_job(job, status=ImportJob.Status.FAILED, errors=[str(error)])
+    except Exception as error:
+        # A job must never stay "running" for ever: record the failure, keep the traceback in
+        # the worker's log for whoever fixes the bug.
+        logger.exception("import job %s failed unexpectedly", job.pk)
+        finish_job(job, status=ImportJob.Status.FAILED, errors=[f"internal error: {error!r}"])
     else:
         finish_job(job, status=ImportJob.Status.SUCCEEDED, dataset=dataset)
     job.refresh_from_db()

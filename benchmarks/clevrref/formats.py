@@ -145,7 +145,12 @@ def split_document(data: bytes, key: str, what: str, *, source: str) -> tuple[di
 
 def prepare(data: bytes, *, source: str = "") -> PreparedFile:
     meta, refexps = split_document(data, "refexps", "referring expressions", source=source)
-    return PreparedFile(meta=meta, labelled=list(labelled(refexps, "refexps")), convert=refexp_to_catalog)
+    return PreparedFile(
+        meta=meta,
+        labelled=list(labelled(refexps, "refexps")),
+        convert=refexp_to_catalog,
+        id_field="refexp_index",
+    )
 
 
 def parse(data: bytes, *, source: str = "") -> ParsedFile:
@@ -244,7 +249,9 @@ def scene_to_record(raw: Any, checker: RecordChecker) -> SceneRecord | None:
 def parse_scenes(data: bytes, *, source: str = "") -> ParsedScenes:
     meta, scenes = split_document(data, "scenes", "scenes", source=source)
     # convert_records only needs an external_id on what the converter returns.
-    records = convert_records(labelled(scenes, "scenes"), scene_to_record, source=source)  # type: ignore[arg-type]
+    records = convert_records(
+        labelled(scenes, "scenes"), scene_to_record, source=source, id_field="image_index"
+    )
     return ParsedScenes(meta=meta, scenes=records)  # type: ignore[arg-type]
 
 

@@ -207,7 +207,9 @@ def prepare(data: bytes, *, source: str = "") -> PreparedFile:
         raise FormatError(
             [RecordError("file", "top level", "expected a JSON list of CRIC questions")], source=source
         )
-    return PreparedFile(meta={}, labelled=indexed(document), convert=record_to_catalog)
+    return PreparedFile(
+        meta={}, labelled=indexed(document), convert=record_to_catalog, id_field="question_id"
+    )
 
 
 def parse(data: bytes, *, source: str = "") -> ParsedFile:
@@ -294,7 +296,7 @@ def parse_scenes(data: bytes, *, source: str = "") -> ParsedScenes:
                 [RecordError("file", "top level", "expected a JSON list of scene graphs")], source=source
             )
         # convert_records only needs an external_id on what the converter returns.
-        scenes = convert_records(indexed(document), scene_to_record, source=source)  # type: ignore[arg-type]
+        scenes = convert_records(indexed(document), scene_to_record, source=source, id_field="image_id")
     return ParsedScenes(meta={}, scenes=scenes)  # type: ignore[arg-type]
 
 

@@ -15,6 +15,7 @@ ground truth; the question text and the image are what people are shown.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -30,6 +31,7 @@ from benchmarks.records import (
     parse_prepared,
     serialize_json_list,
     split_fields,
+    type_name,
 )
 
 BENCHMARK = "stevqa"
@@ -58,37 +60,51 @@ def check_evidence(checker: RecordChecker, record: Any, path: str = "") -> list[
         if isinstance(value, bool) or not isinstance(value, (int, float, str)):
             checker.fail(f"{name}[{index}]", f"expected a number, got {value!r}")
             return None
+        number = value
         if isinstance(value, str):
             try:
-                float(value)
+                number = float(value)
             except ValueError:
-                checker.fail(f"{name}[{index}]", f"expected a number, got {value!r}")
-                return None
+                number = math.nan
+        if not math.isfinite(number):
+            checker.fail(f"{name}[{index}]", f"expected a number, got {value!r}")
+            return None
     return evidence
 
 
 def check_qa(checker: RecordChecker, record: Any, path: str = "") -> None:
+    if not isinstance(record, dict):
+        checker.fail(path or "record", f"expected an object, got {type_name(record)}")
+        return
     checker.get(record, "question", str, path)
     checker.get(record, "answer", str, path)
     check_evidence(checker, record, path)
 
 
 def question_record_to_catalog(raw: Any, checker: RecordChecker) -> CatalogRecord | None:
+    if not isinstance(raw, dict):
+        checker.fail("record", f"expected an object, got {type_name(raw)}")
+        return None
+    before = len(checker.errors)
     question_id = checker.get(raw, "question_id", int)
     check_qa(checker, raw)
-    if question_id is None or not isinstance(raw, dict):
+    if len(checker.errors) > before:
         return None
     payload, hidden = split_fields(raw, ("question_id", "question"))
     return CatalogRecord(external_id=str(question_id), payload=payload, ground_truth=hidden)
 
 
 def image_record_to_catalog(raw: Any, checker: RecordChecker) -> CatalogRecord | None:
+    if not isinstance(raw, dict):
+        checker.fail("record", f"expected an object, got {type_name(raw)}")
+        return None
+    before = len(checker.errors)
     image_id = checker.get(raw, "id", (int, str))
     image = checker.get(raw, "image", str)
     annotation = checker.get(raw, "annotation", list)
     for index, qa in enumerate(annotation or []):
         check_qa(checker, qa, f"annotation[{index}]")
-    if image_id is None or image is None or annotation is None:
+    if len(checker.errors) > before:
         return None
     payload, hidden = split_fields(raw, ("id", "image"))
     payload["questions"] = [qa.get("question") for qa in annotation]
@@ -111,7 +127,10 @@ def prepare(data: bytes, *, source: str = "") -> PreparedFile:
         )
     layout = detect_layout(document)
     convert = image_record_to_catalog if layout == LAYOUT_TRAIN else question_record_to_catalog
-    return PreparedFile(meta={"layout": layout}, labelled=indexed(document), convert=convert)
+    id_field = "id" if layout == LAYOUT_TRAIN else "question_id"
+    return PreparedFile(
+        meta={"layout": layout}, labelled=indexed(document), convert=convert, id_field=id_field
+    )
 
 
 def parse(data: bytes, *, source: str = "") -> ParsedFile:

@@ -222,7 +222,9 @@ def record_to_catalog(raw: Any, checker: RecordChecker) -> CatalogRecord | None:
 
 
 def prepare(data: bytes, *, source: str = "") -> PreparedFile:
-    return PreparedFile(meta={}, labelled=load_json_lines(data, source=source), convert=record_to_catalog)
+    return PreparedFile(
+        meta={}, labelled=load_json_lines(data, source=source), convert=record_to_catalog, id_field="idx"
+    )
 
 
 def parse(data: bytes, *, source: str = "") -> ParsedFile:

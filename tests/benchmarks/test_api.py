@@ -109,3 +109,21 @@ def test_schema_and_docs_are_served(client):
     docs = client.get("/api/docs/")
     assert docs.status_code == 200
     assert b"swagger" in docs.content.lower()
+
+
+def test_an_unexpected_error_fails_the_job_instead_of_leaving_it_running(researcher_api, monkeypatch):
+    from benchmarks import services
+
+    def broken(*args, **kwargs):
+        raise KeyError("bug")
+
+    monkeypatch.setattr(services, "import_dataset", broken)
+    data = orjson.dumps(builders.stevqa_questions())
+    response = researcher_api.post(
+        "/api/v1/imports/",
+        {"benchmark": "stevqa", "name": "n", "upload": upload("gt.json", data)},
+        format="multipart",
+    )
+    job = researcher_api.get(f"/api/v1/imports/{response.json()['id']}/").json()
+    assert job["status"] == "failed"
+    assert job["errors"] == ["internal error: KeyError('bug')"]

@@ -258,6 +258,22 @@ def test_a_bad_record_after_thousands_of_good_ones_still_loads_nothing():
     assert problems == [
         "record 11999: question_type: unknown value 'CountObj' (expected one of QueryAtt, QueryObjKG, "
         "QueryObjSG, VerifyAtt, VerifyKG)",
-        "record 12000: id: duplicate id 'q5' (first at record 5)",
+        "record 12000: question_id: duplicate id 'q5' (first at record 5)",
     ]
     assert catalog_counts() == (0, 0, 0)
+
+
+def test_an_empty_file_or_a_scenes_file_where_none_belongs_is_refused():
+    with pytest.raises(ImportRefused, match="holds no records"):
+        import_dataset(benchmark="stevqa", data=b"[]", name="empty", source="empty.json")
+    with pytest.raises(ImportRefused, match="STE-VQA has no separate scenes file"):
+        import_dataset(benchmark="stevqa", data=b"[", name="x", scenes_data=b"[]")
+    assert catalog_counts() == (0, 0, 0)
+
+
+def test_images_given_but_none_referenced_is_still_scoring_only(tmp_path):
+    (tmp_path / "unrelated.png").write_bytes(b"png")
+    dataset = import_dataset(
+        benchmark="stevqa", data=orjson.dumps(builders.stevqa_questions()), name="gt", images_dir=tmp_path
+    )
+    assert not dataset.has_media

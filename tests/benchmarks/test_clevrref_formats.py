@@ -220,7 +220,7 @@ def test_top_level_shape():
 
 def test_duplicate_refexp_index():
     error = only_error(errors_of(refexps_file(make_refexp(0), make_refexp(1), make_refexp(1, image_index=4))))
-    assert (error.record, error.field) == ("refexps[2]", "id")
+    assert (error.record, error.field) == ("refexps[2]", "refexp_index")
     assert "duplicate id '1' (first at refexps[1])" in error.message
 
 
@@ -258,13 +258,13 @@ def test_scene_errors():
     colour = next(record for record in error.errors if record.field == "objects[2].color")
     assert "'pink'" in colour.message and "yellow" in colour.message
     # scenes[2] repeats image 3, but scenes[0] was bad so it is not a duplicate of a loaded scene.
-    assert ("scenes[2]", "id") not in fields
+    assert ("scenes[2]", "image_index") not in fields
 
 
 def test_duplicate_scenes():
     document = {"info": {}, "scenes": [make_scene(3), make_scene(3)]}
     error = only_error(errors_of(dumps(document), formats.parse_scenes))
-    assert (error.record, error.field) == ("scenes[1]", "id")
+    assert (error.record, error.field) == ("scenes[1]", "image_index")
 
 
 def test_check_against_scenes():

@@ -158,7 +158,7 @@ def test_top_level_must_be_a_list():
 
 def test_duplicate_question_ids():
     error = only_error(errors_of(dumps([make_question("q1"), make_question("q2"), make_question("q1")])))
-    assert (error.record, error.field) == ("record 2", "id")
+    assert (error.record, error.field) == ("record 2", "question_id")
     assert "duplicate id 'q1' (first at record 0)" in error.message
 
 
@@ -189,7 +189,7 @@ def test_scene_errors():
         ("record 0", "objects[2].names"),
         ("record 1", "objects[2].object_id"),
         ("record 1", "relationships[0].predicate"),
-        ("record 3", "id"),
+        ("record 3", "image_id"),
     }
 
 

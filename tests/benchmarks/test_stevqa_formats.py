@@ -151,7 +151,7 @@ def test_every_bad_record_is_listed_and_duplicates_caught():
     questions[0]["evidence"] = ["1"] * 8
     questions[2]["answer"] = "42"
     error = only_error(errors_of(dumps(questions)))
-    assert (error.record, error.field) == ("record 3", "id")
+    assert (error.record, error.field) == ("record 3", "question_id")
 
 
 def test_invalid_json_names_its_line():

@@ -251,7 +251,7 @@ def test_invalid_json_names_its_line():
 
 def test_duplicate_ids():
     error = only_error(errors_of(to_jsonl([make_sample(0), make_sample(1), make_sample(0)])))
-    assert (error.record, error.field) == ("line 3", "id")
+    assert (error.record, error.field) == ("line 3", "idx")
     assert "duplicate id '0' (first at line 1)" in error.message
 
 
