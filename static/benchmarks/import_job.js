@@ -6,6 +6,8 @@ const bar = document.getElementById("job-progress");
 const count = document.getElementById("job-count");
 const result = document.getElementById("job-result");
 const errorList = document.getElementById("job-errors");
+const meter = document.getElementById("job-meter");
+const nothingLoaded = document.getElementById("job-nothing");
 
 const LABELS = {pending: "Waiting for a worker", running: "Running", succeeded: "Succeeded", failed: "Failed"};
 
@@ -15,6 +17,8 @@ function render(job) {
   stage.textContent = job.progress.stage || "";
   bar.value = job.progress.percent;
   count.textContent = `${job.progress.done} / ${job.progress.total}`;
+  meter.hidden = job.status === "failed";
+  nothingLoaded.hidden = job.status !== "failed";
   if (job.dataset) {
     result.replaceChildren();
     const link = document.createElement("a");

@@ -45,6 +45,14 @@ def test_researcher_imports_with_images_and_sees_the_items(page, screenshot, ste
     expect(page.locator("#job-count")).to_have_text("3 / 3")
     screenshot("import-job-succeeded")
     page.click("text=Open the dataset")
+    expect(page.locator("h1")).to_contain_text("street signs")
+
+    page.click("nav >> text=Datasets")
+    row = page.locator("#datasets tbody tr", has_text="street signs")
+    expect(row).to_contain_text("STE-VQA")
+    expect(row.locator("td.num")).to_have_text("3")
+    screenshot("dataset-list")
+    row.locator("a").click()
 
     expect(page.locator("h1")).to_contain_text("street signs")
     cards = page.locator(".item-card")
@@ -78,6 +86,8 @@ def test_a_bad_upload_lists_its_bad_records_and_loads_nothing(page, screenshot, 
     page.click("#import-form button[type=submit]")
 
     expect(page.locator("#job-status")).to_have_text("Failed")
+    expect(page.locator("#job-nothing")).to_be_visible()
+    expect(page.locator("#job-progress")).to_be_hidden()
     errors = page.locator("#job-errors li")
     expect(errors.first).to_contain_text("record 0: evidence: a quadrilateral needs 8 numbers")
     expect(page.locator("#job-errors")).to_contain_text("record 1: question: missing field")
@@ -85,11 +95,64 @@ def test_a_bad_upload_lists_its_bad_records_and_loads_nothing(page, screenshot, 
     assert Dataset.objects.count() == 0
 
 
-def test_tester_sees_only_their_own_work_and_no_catalog(page, live_server):
+def test_tester_sees_only_their_own_work_and_no_catalog(page, screenshot):
     make_user("tom", "tester")
     log_in(page, "tom", PASSWORD)
     expect(page.locator("#testing")).to_be_visible()
     expect(page.locator("#research")).to_have_count(0)
     expect(page.locator("nav")).not_to_contain_text("Datasets")
+    screenshot("home-tester")
     response = page.goto("/datasets/")
     assert response.status == 403
+
+
+def test_password_change_and_log_out(page):
+    make_user("tom", "tester")
+    log_in(page, "tom", PASSWORD)
+    page.click("text=Password")
+    page.fill("#id_old_password", PASSWORD)
+    page.fill("#id_new_password1", "a-fresh-secret-2026")
+    page.fill("#id_new_password2", "a-fresh-secret-2026")
+    page.click("main button[type=submit]")
+    expect(page.locator("h1")).to_have_text("Password changed")
+    page.click("text=Log out")
+    expect(page.locator("h1")).to_have_text("Log in")
+    log_in(page, "tom", PASSWORD)
+    expect(page.locator(".error")).to_contain_text("didn't match")
+    log_in(page, "tom", "a-fresh-secret-2026")
+    expect(page.locator("#testing")).to_be_visible()
+
+
+def test_api_docs_render_without_the_network(page, screenshot):
+    make_user("rita", "researcher")
+    log_in(page, "rita", PASSWORD)
+    page.click("nav >> text=API")
+    expect(page.locator(".swagger-ui")).to_contain_text("/api/v1/imports/")
+    screenshot("api-docs")
+
+
+def test_the_job_page_follows_a_queued_import_until_a_worker_finishes_it(page, monkeypatch, tmp_path):
+    """With no worker running the job waits; the page updates by itself once a worker runs it."""
+    from benchmarks.models import ImportJob
+    from benchmarks.services import run_import_job
+    from tests.benchmarks import builders
+    from yardstick.celery import app
+
+    # The task is queued in memory where no worker listens; the test plays the worker.
+    monkeypatch.setattr(app.conf, "task_always_eager", False)
+    monkeypatch.setattr(app.conf, "broker_url", "memory://")
+    make_user("rita", "researcher")
+    source = tmp_path / "gt.json"
+    source.write_bytes(orjson.dumps(builders.stevqa_questions()))
+    log_in(page, "rita", PASSWORD)
+    page.goto("/datasets/import/")
+    page.select_option("#id_benchmark", "stevqa")
+    page.fill("#id_name", "queued")
+    page.set_input_files("#id_file", str(source))
+    page.click("#import-form button[type=submit]")
+    expect(page.locator("#job-status")).to_have_text("Waiting for a worker")
+
+    run_import_job(ImportJob.objects.get(name="queued"))  # what the worker would do
+    expect(page.locator("#job-status")).to_have_text("Succeeded")
+    expect(page.locator("#job-count")).to_have_text("3 / 3")
+    expect(page.locator("#job-result a")).to_have_text("Open the dataset")
