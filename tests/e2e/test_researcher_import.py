@@ -131,16 +131,23 @@ def test_api_docs_render_without_the_network(page, screenshot):
     screenshot("api-docs")
 
 
-def test_the_job_page_follows_a_queued_import_until_a_worker_finishes_it(page, monkeypatch, tmp_path):
+@pytest.fixture
+def no_worker():
+    """Tasks are queued in memory where no worker listens: the test plays the worker."""
+    from yardstick.celery import app
+
+    saved = app.conf.task_always_eager, app.conf.broker_url
+    app.conf.task_always_eager, app.conf.broker_url = False, "memory://"
+    yield
+    app.conf.task_always_eager, app.conf.broker_url = saved
+
+
+def test_the_job_page_follows_a_queued_import_until_a_worker_finishes_it(page, no_worker, tmp_path):
     """With no worker running the job waits; the page updates by itself once a worker runs it."""
     from benchmarks.models import ImportJob
     from benchmarks.services import run_import_job
     from tests.benchmarks import builders
-    from yardstick.celery import app
 
-    # The task is queued in memory where no worker listens; the test plays the worker.
-    monkeypatch.setattr(app.conf, "task_always_eager", False)
-    monkeypatch.setattr(app.conf, "broker_url", "memory://")
     make_user("rita", "researcher")
     source = tmp_path / "gt.json"
     source.write_bytes(orjson.dumps(builders.stevqa_questions()))
