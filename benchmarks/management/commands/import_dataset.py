@@ -44,7 +44,7 @@ class Command(BaseCommand):
 
         def progress(stage: str, done: int, total: int) -> None:
             nonlocal bar
-            if not show_bar or not total:
+            if not show_bar or not total or stage == "done":
                 return
             if bar is None or bar.desc != stage:
                 if bar is not None:
