@@ -115,6 +115,13 @@ class RecordChecker:
     def fail(self, field_name: str, message: str) -> None:
         self.errors.append(RecordError(self.label, field_name, message))
 
+    def is_object(self, value: Any, path: str = "record") -> bool:
+        """True when `value` is a JSON object; otherwise notes the error and returns False."""
+        if isinstance(value, dict):
+            return True
+        self.fail(path, f"expected an object, got {type_name(value)}")
+        return False
+
     def get(self, record: Any, key: str, kind: type | tuple[type, ...], path: str = "") -> Any:
         """The value of `record[key]` when present and of type `kind`."""
         name = f"{path}.{key}" if path else key

@@ -103,8 +103,7 @@ def check_program(checker: RecordChecker, raw: dict[str, Any]) -> None:
 
 
 def refexp_to_catalog(raw: Any, checker: RecordChecker) -> CatalogRecord | None:
-    if not isinstance(raw, dict):
-        checker.fail("record", f"expected an object, got {type_name(raw)}")
+    if not checker.is_object(raw):
         return None
     before = len(checker.errors)
     image_filename = checker.get(raw, "image_filename", str)
@@ -222,8 +221,7 @@ def check_relationships(checker: RecordChecker, raw: dict[str, Any], count: int 
 
 
 def scene_to_record(raw: Any, checker: RecordChecker) -> SceneRecord | None:
-    if not isinstance(raw, dict):
-        checker.fail("record", f"expected an object, got {type_name(raw)}")
+    if not checker.is_object(raw):
         return None
     before = len(checker.errors)
     image_index = checker.get(raw, "image_index", int)

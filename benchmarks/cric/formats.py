@@ -245,8 +245,7 @@ def check_scene_object(checker: RecordChecker, obj: Any, path: str) -> int | Non
 
 
 def scene_to_record(raw: Any, checker: RecordChecker) -> SceneRecord | None:
-    if not isinstance(raw, dict):
-        checker.fail("record", f"expected an object, got {type_name(raw)}")
+    if not checker.is_object(raw):
         return None
     before = len(checker.errors)
     image_id = checker.get(raw, "image_id", int)

@@ -82,8 +82,7 @@ def check_qa(checker: RecordChecker, record: Any, path: str = "") -> None:
 
 
 def question_record_to_catalog(raw: Any, checker: RecordChecker) -> CatalogRecord | None:
-    if not isinstance(raw, dict):
-        checker.fail("record", f"expected an object, got {type_name(raw)}")
+    if not checker.is_object(raw):
         return None
     before = len(checker.errors)
     question_id = checker.get(raw, "question_id", int)
@@ -95,8 +94,7 @@ def question_record_to_catalog(raw: Any, checker: RecordChecker) -> CatalogRecor
 
 
 def image_record_to_catalog(raw: Any, checker: RecordChecker) -> CatalogRecord | None:
-    if not isinstance(raw, dict):
-        checker.fail("record", f"expected an object, got {type_name(raw)}")
+    if not checker.is_object(raw):
         return None
     before = len(checker.errors)
     image_id = checker.get(raw, "id", (int, str))

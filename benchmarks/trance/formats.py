@@ -182,8 +182,7 @@ def check_transformations(checker: RecordChecker, raw: dict[str, Any]) -> None:
 
 
 def record_to_catalog(raw: Any, checker: RecordChecker) -> CatalogRecord | None:
-    if not isinstance(raw, dict):
-        checker.fail("record", f"expected an object, got {type_name(raw)}")
+    if not checker.is_object(raw):
         return None
     before = len(checker.errors)
     idx = checker.get(raw, "idx", int)

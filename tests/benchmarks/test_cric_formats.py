@@ -5,30 +5,16 @@ import pytest
 
 from benchmarks.cric import formats
 from benchmarks.records import FormatError
+from tests.benchmarks import builders
 from tests.benchmarks.builders import cric_question as make_question
 from tests.benchmarks.builders import cric_scene as make_scene
 
 
 def hand_written_questions():
-    first = make_question()
-    first["difficulty"] = "难"  # unknown top-level field, Chinese text
+    """The shared hand-written questions, with unknown fields nested deeper and optional keys absent."""
+    first, second, third = builders.cric_questions()
     first["program"][1]["注释"] = "找到桌子"  # unknown field on a program step
     first["sub_graph"]["source"] = "ConceptNet 5"  # unknown field inside sub_graph
-    second = make_question(
-        "q2",
-        answer="no",
-        question="Is the 刀 on the table made of wood?",
-        question_type="VerifyAtt",
-        target=[],
-        program=[
-            {"function": "Initial", "text_input": [], "output": [11, 17, 20]},
-            {"function": "Find", "text_input": ["knife"], "output": [17]},
-            {"function": "Verify", "text_input": ["wooden"], "output": []},
-        ],
-        wrong_part="attribute",
-    )
-    third = make_question("q3", image_id=4, question_type="QueryObjSG", target=[40])
-    third["program"] = [{"function": "Find Hypernym", "text_input": ["animal"], "output": [40, 41]}]
     del third["sub_graph"]  # optional keys may be absent
     del third["wrong_part"]
     return [first, second, third]
