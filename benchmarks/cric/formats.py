@@ -142,8 +142,7 @@ def check_id_list(checker: RecordChecker, record: Any, key: str, path: str = "")
 
 def check_question(checker: RecordChecker, raw: Any) -> None:
     """Every fault of one question, by field."""
-    if not isinstance(raw, dict):
-        checker.fail("record", f"expected an object, got {type_name(raw)}")
+    if not checker.is_object(raw):
         return
     checker.get(raw, "image_id", int)
     checker.get(raw, "question_id", str)
