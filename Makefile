@@ -25,7 +25,7 @@ test-sqlite: $(VENV)/.test-installed
 
 test-postgres: $(VENV)/.test-installed
 	scripts/test-postgres.sh start
-	DATABASE_URL=$(PG_URL) $(PY) -m pytest
+	DATABASE_URL=$(PG_URL) $(PY) -m pytest -m "not slow"
 
 lint: $(VENV)/.test-installed
 	$(VENV)/bin/ruff check .
