@@ -37,6 +37,8 @@ format: $(VENV)/.test-installed
 
 perf: $(VENV)/.test-installed
 	$(PY) perf/import_cric.py
+	$(PY) perf/render.py
+	$(PY) perf/generate_trance.py
 
 system-run:
 	scripts/system-packages.sh $(RUN_PACKAGES)

@@ -9,6 +9,7 @@ from django.contrib.auth.mixins import PermissionRequiredMixin
 from django.core.paginator import Paginator
 from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect
+from django.utils.safestring import mark_safe
 from django.views.generic import DetailView, FormView, ListView, View
 
 from benchmarks.forms import ImportForm
@@ -16,6 +17,7 @@ from benchmarks.models import Dataset, ImportJob
 from benchmarks.regions import item_regions
 from benchmarks.selectors import dataset_items, datasets_for, import_jobs_for, job_progress
 from benchmarks.services import ImportRefused, export_chunks, start_import_job
+from benchmarks.trance.diagram import scene_diagram_svg
 
 
 class DatasetListView(PermissionRequiredMixin, ListView):
@@ -61,6 +63,10 @@ class ItemDetailView(PermissionRequiredMixin, DetailView):
         context["view"] = describe_item(item.dataset, item)
         scene = item.scene.data if item.scene_id else None
         context["regions"] = item_regions(item.dataset.benchmark, item.ground_truth, scene)
+        if item.dataset.benchmark == "trance":
+            # Our own SVG, built from validated enumerations only: nothing in it comes from free text.
+            context["diagram"] = mark_safe(scene_diagram_svg(item.payload["initial"]["objects"]))  # noqa: S308
+            context["steps"] = item.ground_truth.get("transformations", [])
         context["payload_text"] = json.dumps(item.payload, ensure_ascii=False, indent=2)
         context["ground_truth_text"] = json.dumps(item.ground_truth, ensure_ascii=False, indent=2)
         return context
@@ -79,7 +85,9 @@ def describe_item(dataset: Dataset, item) -> dict:
     if dataset.has_media:
         images = [(role, dataset.media_url(name)) for role, name in item.media.items()]
         if item.scene_id and item.scene.image:
-            images.append(("scene", dataset.media_url(item.scene.image)))
+            scene_url = dataset.media_url(item.scene.image)
+            if all(url != scene_url for _, url in images):
+                images.append(("scene", scene_url))
     return {"item": item, "summary": summary, "images": images}
 
 

@@ -99,3 +99,14 @@ def test_researcher_downloads_the_official_file(client):
     assert response.status_code == 200
     assert 'filename="stevqa-gt-test-v1.json"' in response["Content-Disposition"]
     assert orjson.loads(b"".join(response.streaming_content)) == records
+
+
+def test_a_trance_item_page_shows_the_diagram_and_the_steps(client):
+    data = b"\n".join(orjson.dumps(builders.trance_sample(idx)) for idx in range(2))
+    dataset = import_dataset(benchmark="trance", data=data, name="trance")
+    client.force_login(make_user("rob", "researcher"))
+    item = dataset.items.get(external_id="1")
+    page = client.get(reverse("benchmarks:item-detail", args=[dataset.pk, item.pk])).content.decode()
+    assert page.count('class="object"') == 10
+    assert "object 2: color → cyan" in page
+    assert "object 2: position → behind 2 (inner)" in page
