@@ -37,6 +37,18 @@ class DatasetViewSet(viewsets.ReadOnlyModelViewSet):
         page = self.paginate_queryset(items)
         return self.get_paginated_response(ItemSerializer(page, many=True).data)
 
+    @extend_schema(responses={200: OpenApiResponse(description="The report table: rows, cells, intervals.")})
+    @action(
+        detail=True,
+        methods=["get"],
+        permission_classes=[requires("benchmarks.view_dataset"), requires("evaluation.view_report")],
+    )
+    def report(self, request, pk=None):
+        from evaluation.reports import table_json
+        from evaluation.selectors import report_table
+
+        return Response(table_json(report_table(self.get_object())))
+
     @extend_schema(responses={200: OpenApiResponse(description="The official file, streamed.")})
     @action(detail=True, methods=["get"], permission_classes=[requires("benchmarks.export_dataset")])
     def export(self, request, pk=None):

@@ -31,6 +31,10 @@ ROLE_PERMISSIONS: dict[str, tuple[str, ...]] = {
         "benchmarks.view_scene",
         "benchmarks.view_importjob",
         "benchmarks.add_importjob",
+        "evaluation.view_submission",
+        "evaluation.add_submission",
+        "evaluation.delete_submission",
+        "evaluation.view_report",
     ),
     ANNOTATOR: (),
     REVIEWER: (),
@@ -45,16 +49,21 @@ def sync_roles() -> None:
         if role == ADMIN:
             group.permissions.set(Permission.objects.all())
             continue
-        wanted = []
+        wanted = Permission.objects.none()
         for label in ROLE_PERMISSIONS[role]:
             app_label, codename = label.split(".")
-            wanted.append(Permission.objects.get(content_type__app_label=app_label, codename=codename))
+            wanted |= Permission.objects.filter(content_type__app_label=app_label, codename=codename)
         group.permissions.set(wanted)
 
 
+#: Apps whose permissions roles hand out; roles are synced after each of them migrates.
+APPS_WITH_ROLE_PERMISSIONS = {"benchmarks", "evaluation"}
+
+
 def sync_roles_after_migrate(sender: Any, **kwargs: Any) -> None:
-    # post_migrate fires once per app; the benchmarks app's permissions exist after its turn.
-    if getattr(sender, "name", "") == "benchmarks":
+    # post_migrate fires once per app, after that app's permissions are created; syncing after
+    # each of ours (permissions not created yet are skipped) leaves every role complete.
+    if getattr(sender, "name", "") in APPS_WITH_ROLE_PERMISSIONS:
         sync_roles()
 
 

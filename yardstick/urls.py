@@ -8,16 +8,19 @@ from rest_framework.authtoken.views import obtain_auth_token
 from rest_framework.routers import DefaultRouter
 
 from benchmarks.api import DatasetViewSet, ImportJobViewSet
+from evaluation.api import SubmissionViewSet
 from yardstick import views
 
 router = DefaultRouter()
 router.register("datasets", DatasetViewSet, basename="dataset")
 router.register("imports", ImportJobViewSet, basename="importjob")
+router.register("submissions", SubmissionViewSet, basename="submission")
 
 urlpatterns = [
     path("", views.home, name="home"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("datasets/", include("benchmarks.urls")),
+    path("datasets/", include("evaluation.urls")),
     path("admin/", admin.site.urls),
     path("api/v1/", include(router.urls)),
     path("api/v1/auth/token/", obtain_auth_token, name="api-token"),

@@ -1,0 +1,57 @@
+"""The evaluation API under /api/v1/: submissions (an evaluation server) and report tables."""
+
+from rest_framework import mixins, permissions, status, viewsets
+from rest_framework.exceptions import ValidationError
+from rest_framework.response import Response
+
+from benchmarks.api import requires
+from benchmarks.records import FormatError
+from benchmarks.selectors import datasets_for
+from evaluation.selectors import submissions_for
+from evaluation.serializers import SubmissionSerializer
+from evaluation.services import SubmissionRefused, submit_predictions
+
+
+class SubmissionViewSet(
+    mixins.CreateModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.ListModelMixin,
+    mixins.DestroyModelMixin,
+    viewsets.GenericViewSet,
+):
+    serializer_class = SubmissionSerializer
+    permission_classes = [permissions.IsAuthenticated, requires("evaluation.view_submission")]
+
+    def get_queryset(self):
+        submissions = submissions_for(self.request.user)
+        dataset = self.request.query_params.get("dataset")
+        return submissions.filter(dataset_id=dataset) if dataset else submissions
+
+    def get_permissions(self):
+        if self.action in ("create", "destroy"):
+            return [permissions.IsAuthenticated(), requires("evaluation.add_submission")()]
+        return super().get_permissions()
+
+    def create(self, request, *args, **kwargs):
+        serializer = self.get_serializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        if not datasets_for(request.user).filter(pk=data["dataset"].pk).exists():
+            raise ValidationError({"dataset": ["no such dataset"]})
+        upload = data["file"]
+        try:
+            submission = submit_predictions(
+                dataset=data["dataset"],
+                name=data["name"],
+                kind=data.get("kind", "model"),
+                setting=data.get("setting", ""),
+                variant=data.get("variant") or "official",
+                data=upload.read(),
+                source=upload.name,
+                created_by=request.user,
+            )
+        except FormatError as error:
+            raise ValidationError({"file": [str(problem) for problem in error.errors]}) from None
+        except (SubmissionRefused, ValueError) as error:
+            raise ValidationError({"non_field_errors": [str(error)]}) from None
+        return Response(self.get_serializer(submission).data, status=status.HTTP_201_CREATED)

@@ -1,0 +1,39 @@
+from rest_framework import serializers
+
+from evaluation.models import Submission
+
+
+class SubmissionSerializer(serializers.ModelSerializer):
+    """A submission: POST a prediction file (multipart) to add and score one; GET its summary."""
+
+    file = serializers.FileField(write_only=True, help_text="The predictions in the benchmark's format.")
+    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+
+    class Meta:
+        model = Submission
+        fields = [
+            "id",
+            "dataset",
+            "kind",
+            "name",
+            "setting",
+            "variant",
+            "file",
+            "source",
+            "summary",
+            "parameters",
+            "problems",
+            "scored_at",
+            "created_by",
+            "created_at",
+        ]
+        read_only_fields = [
+            "id",
+            "source",
+            "summary",
+            "parameters",
+            "problems",
+            "scored_at",
+            "created_by",
+            "created_at",
+        ]

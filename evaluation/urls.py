@@ -1,0 +1,10 @@
+from django.urls import path
+
+from evaluation import views
+
+app_name = "evaluation"
+
+urlpatterns = [
+    path("<int:pk>/report/", views.ReportView.as_view(), name="report"),
+    path("<int:pk>/report.<str:extension>", views.ReportExportView.as_view(), name="report-export"),
+]

@@ -1,0 +1,106 @@
+"""The report page: every scored submission of a dataset side by side, with exports."""
+
+from __future__ import annotations
+
+import json
+
+from django.contrib import messages
+from django.contrib.auth.mixins import PermissionRequiredMixin
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404, redirect
+from django.utils.functional import cached_property
+from django.utils.safestring import mark_safe
+from django.views.generic import FormView, View
+
+from benchmarks.records import FormatError
+from benchmarks.selectors import datasets_for
+from evaluation.forms import SubmissionForm
+from evaluation.plots import report_plots
+from evaluation.reports import format_value, table_csv, table_json, table_latex
+from evaluation.selectors import report_table, scored_submissions
+from evaluation.services import SubmissionRefused, submit_predictions
+
+
+class ReportView(PermissionRequiredMixin, FormView):
+    """GET shows the report; POST adds a submission from an uploaded prediction file."""
+
+    permission_required = ("evaluation.view_report", "benchmarks.view_dataset")
+    template_name = "evaluation/report.html"
+    form_class = SubmissionForm
+
+    @cached_property
+    def dataset(self):
+        # Looked up after the permission check, so that people without rights get 403, not 404.
+        return get_object_or_404(datasets_for(self.request.user), pk=self.kwargs["pk"])
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        table = report_table(self.dataset)
+        context["dataset"] = self.dataset
+        context["table"] = table
+        context["rows"] = [
+            (
+                row,
+                [
+                    (cell, format_value(cell.value), format_value(cell.low), format_value(cell.high))
+                    for cell in row.cells
+                ],
+            )
+            for row in table.rows
+        ]
+        submissions = scored_submissions(self.dataset)
+        context["submissions"] = submissions
+        # SVG drawn by matplotlib from our own numbers and names of our own submissions.
+        context["plots"] = [mark_safe(svg) for svg in report_plots(self.dataset.benchmark, submissions)]  # noqa: S308
+        context["parameters"] = json.dumps(table.parameters, indent=2, ensure_ascii=False)
+        return context
+
+    def form_valid(self, form):
+        if not self.request.user.has_perm("evaluation.add_submission"):
+            raise Http404
+        data = form.cleaned_data
+        upload = data["file"]
+        try:
+            submission = submit_predictions(
+                dataset=self.dataset,
+                name=data["name"],
+                kind=data["kind"],
+                setting=data["setting"],
+                variant=data["variant"],
+                data=upload.read(),
+                source=upload.name,
+                created_by=self.request.user,
+            )
+        except FormatError as error:
+            for problem in error.errors[:50]:
+                form.add_error("file", str(problem))
+            if len(error.errors) > 50:
+                form.add_error("file", f"... and {len(error.errors) - 50} more")
+            return self.form_invalid(form)
+        except (SubmissionRefused, ValueError) as error:
+            form.add_error(None, str(error))
+            return self.form_invalid(form)
+        messages.info(self.request, f"{submission} scored.")
+        return redirect("evaluation:report", pk=self.dataset.pk)
+
+
+class ReportExportView(PermissionRequiredMixin, View):
+    permission_required = ("evaluation.view_report", "benchmarks.view_dataset")
+    FORMATS = {"csv": "text/csv", "json": "application/json", "tex": "application/x-tex"}
+
+    def get(self, request, pk: int, extension: str):
+        if extension not in self.FORMATS:
+            raise Http404
+        dataset = get_object_or_404(datasets_for(request.user), pk=pk)
+        table = report_table(dataset)
+        if extension == "csv":
+            body = table_csv(table)
+        elif extension == "json":
+            body = json.dumps(table_json(table), ensure_ascii=False, indent=2)
+        else:
+            body = table_latex(table)
+        response = HttpResponse(body, content_type=f"{self.FORMATS[extension]}; charset=utf-8")
+        response["Content-Disposition"] = (
+            f'attachment; filename="report-{dataset.benchmark}-{dataset.name}.{extension}"'
+        )
+        return response
