@@ -25,16 +25,20 @@ extra per-object keys, unknown top-level keys) is hidden too and written back on
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 from benchmarks.records import (
     CatalogRecord,
+    FormatError,
     ParsedFile,
     PreparedFile,
     RecordChecker,
+    RecordError,
     load_json_lines,
     parse_prepared,
+    paused_gc,
     serialize_json_lines,
     split_fields,
     type_name,
@@ -64,6 +68,10 @@ DIRECTIONS: dict[str, tuple[int, int]] = {
     "front-right": (-1, 1),
     "front-left": (-1, -1),
 }
+#: Every valid (color, material, shape, size), so that one lookup checks an object's attributes.
+OBJECT_KINDS = frozenset(
+    itertools.product(*(ATTRIBUTE_VALUES[name] for name in ("color", "material", "shape", "size")))
+)
 MOVE_STEPS = (1, 2)
 MOVE_TYPES = ("inner", "out", "in")
 ATTRIBUTES = ("position", *ATTRIBUTE_VALUES)
@@ -181,18 +189,79 @@ def check_transformations(checker: RecordChecker, raw: dict[str, Any]) -> None:
         check_step(checker, step, f"transformations[{index}]")
 
 
-def record_to_catalog(raw: Any, checker: RecordChecker) -> CatalogRecord | None:
+def quick_check(raw: Any) -> bool:
+    """True when the sample is certainly valid (the common case), with no error bookkeeping.
+
+    False means "look closer": `check_record` then names every fault (and finds none when this
+    was only conservative). Reading 60,000 samples to score them, this path is what keeps the
+    check from costing more than the scoring.
+    """
+    try:
+        if type(raw["idx"]) is not int or any(name in raw for name in RESERVED_FIELDS):
+            return False
+        states = raw["states"]
+        if type(states) is not list or len(states) != STATES:
+            return False
+        for state in states:
+            objects = state["objects"]
+            images = state["images"]
+            if (
+                type(objects) is not list
+                or len(objects) != OBJECTS_PER_STATE
+                or type(images) is not dict
+                or not images
+            ):
+                return False
+            for obj in objects:
+                if (obj["color"], obj["material"], obj["shape"], obj["size"]) not in OBJECT_KINDS:
+                    return False
+                x, y = obj["position"]
+                if (
+                    type(x) is not int
+                    or type(y) is not int
+                    or not (GRID_MIN <= x <= GRID_MAX and GRID_MIN <= y <= GRID_MAX)
+                ):
+                    return False
+            for file_name in images.values():
+                if type(file_name) is not str:
+                    return False
+        steps = raw["transformations"]
+        if type(steps) is not list or not MIN_STEPS <= len(steps) <= MAX_STEPS:
+            return False
+        for step in steps:
+            obj_idx, attr = step["obj_idx"], step["attr"]
+            if type(obj_idx) is not int or not 0 <= obj_idx < OBJECTS_PER_STATE or attr not in ATTRIBUTES:
+                return False
+            options = step["options"]
+            if type(options) is not list or not options or value_problem(attr, step["val"]) is not None:
+                return False
+            if any(value_problem(attr, option) is not None for option in options):
+                return False
+            if attr == "position" and step.get("type") not in MOVE_TYPES:
+                return False
+    except (KeyError, TypeError, ValueError):
+        return False
+    return True
+
+
+def check_record(raw: Any, checker: RecordChecker) -> bool:
+    """Name every fault of one sample; True when there is none."""
     if not checker.is_object(raw):
-        return None
+        return False
     before = len(checker.errors)
-    idx = checker.get(raw, "idx", int)
+    checker.get(raw, "idx", int)
     check_states(checker, raw)
     check_transformations(checker, raw)
     for name in RESERVED_FIELDS:
         if name in raw:
             checker.fail(name, "unexpected top-level field (the name is reserved for the final objects)")
-    if len(checker.errors) > before:
+    return len(checker.errors) == before
+
+
+def record_to_catalog(raw: Any, checker: RecordChecker) -> CatalogRecord | None:
+    if not quick_check(raw) and not check_record(raw, checker):
         return None
+    idx = raw["idx"]
 
     initial, final = raw["states"]
     initial_objects = initial["objects"]
@@ -228,6 +297,31 @@ def prepare(data: bytes, *, source: str = "") -> PreparedFile:
 
 def parse(data: bytes, *, source: str = "") -> ParsedFile:
     return parse_prepared(prepare(data, source=source), source=source)
+
+
+def read_samples(data: bytes, *, source: str = "") -> list[dict[str, Any]]:
+    """The samples of a data.jsonl as official dicts, every one checked, without catalog records.
+
+    For scoring from files: the same checks and errors as `parse` (all or nothing, every bad
+    record named), skipping the split into payload and ground truth that only the catalog needs.
+    """
+    errors: list[RecordError] = []
+    samples: list[dict[str, Any]] = []
+    seen: dict[int, str] = {}
+    with paused_gc():
+        for label, raw in load_json_lines(data, source=source):
+            if not quick_check(raw) and not check_record(raw, RecordChecker(errors, label)):
+                continue
+            if raw["idx"] in seen:
+                errors.append(
+                    RecordError(label, "idx", f"duplicate id '{raw['idx']}' (first at {seen[raw['idx']]})")
+                )
+                continue
+            seen[raw["idx"]] = label
+            samples.append(raw)
+    if errors:
+        raise FormatError(errors, source=source)
+    return samples
 
 
 def to_official(payload: dict[str, Any], ground_truth: dict[str, Any]) -> dict[str, Any]:

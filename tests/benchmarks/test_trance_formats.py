@@ -274,3 +274,17 @@ def test_every_bad_record_is_listed():
     assert "data.jsonl" in message
     for label in ("line 1", "line 3", "line 4"):
         assert label in message
+
+
+def test_read_samples_checks_like_parse_without_catalog_records():
+    samples = hand_written_samples()
+    assert formats.read_samples(to_jsonl(samples)) == samples
+    bad = to_jsonl([make_sample(0), make_sample(1), make_sample(0)])
+    broken = make_sample(2)
+    broken["transformations"][0]["obj_idx"] = 10
+    for data in (bad, to_jsonl([broken])):
+        with pytest.raises(FormatError) as from_parse:
+            formats.parse(data)
+        with pytest.raises(FormatError) as from_read:
+            formats.read_samples(data)
+        assert [str(e) for e in from_read.value.errors] == [str(e) for e in from_parse.value.errors]
