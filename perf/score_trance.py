@@ -11,8 +11,8 @@ step wrong, extra steps, a move off the plane and back, random steps, and no ans
 Cameras come from ``view_cameras`` (score_file's default).
 
 Timed: ``score_file`` end to end on the bytes read from the two files, then its three parts
-apart: reading the ground truth (benchmarks.trance.formats.parse, which checks every field, and
-to_official), parse_predictions, and score_view. Results go to perf/results/score_trance.md.
+apart: reading the ground truth (benchmarks.trance.formats.read_samples, which checks every field
+as formats.parse does), parse_predictions, and score_view. Results go to perf/results/score_trance.md.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def fake_pixel_counter(objects, camera):
     return [1000] * len(objects)
 
 
-def plan_samples(folder: Path, *, count: int, unique: int, seed: int) -> Path:
+def plan_samples(folder: Path, *, count: int, unique: int, seed: int) -> None:
     """Write data.jsonl with `count` samples: `unique` planned ones, repeated under new idx."""
     import orjson
 
@@ -50,7 +50,6 @@ def plan_samples(folder: Path, *, count: int, unique: int, seed: int) -> Path:
     with (folder / "data.jsonl").open("wb") as data_file:
         for idx in range(count):
             data_file.write(orjson.dumps({**planned[idx % unique], "idx": idx}) + b"\n")
-    return folder / "data.jsonl"
 
 
 def random_answer(rng: random.Random, truth: list[dict]) -> list[dict] | None:
@@ -84,8 +83,8 @@ def random_answer(rng: random.Random, truth: list[dict]) -> list[dict] | None:
     return None
 
 
-def write_predictions(data_path: Path, out_path: Path, *, seed: int) -> int:
-    """Write predictions.json for the samples of `data_path`; returns how many are answered."""
+def write_predictions(data_path: Path, out_path: Path, *, seed: int) -> None:
+    """Write predictions.json for the samples of `data_path`."""
     import orjson
 
     rng = random.Random(seed)
@@ -96,7 +95,6 @@ def write_predictions(data_path: Path, out_path: Path, *, seed: int) -> int:
         if answer is not None:
             predictions[str(sample["idx"])] = answer
     out_path.write_bytes(orjson.dumps(predictions))
-    return len(predictions)
 
 
 def main() -> None:
@@ -105,24 +103,30 @@ def main() -> None:
     parser.add_argument("--unique", type=int, default=None, help="samples to plan (default: all of them)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--repeats", type=int, default=3, help="end-to-end runs; the best is reported")
+    parser.add_argument(
+        "--folder", type=Path, default=None, help="keep the files here and reuse them on the next run"
+    )
     args = parser.parse_args()
     unique = min(args.unique or args.count, args.count)
     sys.path.insert(0, str(ROOT))
 
-    from benchmarks.records import paused_gc
-    from evaluation.metrics.trance import (
-        parse_predictions,
-        read_samples,
-        score_file,
-        score_view,
-        view_cameras,
-    )
+    import orjson
 
-    with tempfile.TemporaryDirectory(prefix="yardstick-perf-score-trance-") as folder:
+    from benchmarks.records import paused_gc
+    from benchmarks.trance.formats import read_samples
+    from evaluation.metrics.trance import parse_predictions, score_file, score_view, view_cameras
+
+    with tempfile.TemporaryDirectory(prefix="yardstick-perf-score-trance-") as temporary:
+        folder = args.folder or Path(temporary)
+        folder.mkdir(parents=True, exist_ok=True)
+        data_path, predictions_path = folder / "data.jsonl", folder / "predictions.json"
         started = time.perf_counter()
-        data_path = plan_samples(Path(folder), count=args.count, unique=unique, seed=args.seed)
-        predictions_path = Path(folder) / "predictions.json"
-        answered = write_predictions(data_path, predictions_path, seed=args.seed + 1)
+        stamp = folder / f"count-{args.count}-unique-{unique}-seed-{args.seed}"
+        if not stamp.exists():
+            plan_samples(folder, count=args.count, unique=unique, seed=args.seed)
+            write_predictions(data_path, predictions_path, seed=args.seed + 1)
+            stamp.touch()
+        answered = len(orjson.loads(predictions_path.read_bytes()))
         preparing = time.perf_counter() - started
 
         end_to_end = []
@@ -163,13 +167,13 @@ def main() -> None:
         f" command: `{command}`.",
         f"{args.count:,} samples ({unique:,} planned by the generator, no renders), {answered:,} answered;"
         f" files: data.jsonl {sizes[0] / 1e6:.1f} MB, predictions.json {sizes[1] / 1e6:.1f} MB."
-        f" Preparing them took {preparing:.0f} s (not timed below).",
+        f" Preparing them took {preparing:.0f} s (not timed below; files kept with --folder are reused).",
         "",
         "| step | seconds |",
         "|---|---|",
         f'| `score_file(..., setting="view")` end to end, best of {args.repeats}'
         f" ({', '.join(f'{seconds:.2f}' for seconds in end_to_end)}) | **{best:.2f}** |",
-        f"| of which: ground truth, `formats.parse` (every field checked) + `to_official` | {reading_truth:.2f} |",
+        f"| of which: ground truth, `formats.read_samples` (every field checked) | {reading_truth:.2f} |",
         f"| of which: `parse_predictions` | {reading_predictions:.2f} |",
         f"| of which: `score_view` (encode, replay, distances, order-sensitivity, summaries) | {scoring:.2f} |",
         f"| the scorer's own work (`parse_predictions` + `score_view`) | {reading_predictions + scoring:.2f} |",

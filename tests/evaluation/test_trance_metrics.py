@@ -21,6 +21,7 @@ from __future__ import annotations
 import itertools
 import math
 import random
+import re
 import struct
 
 import numpy as np
@@ -282,6 +283,41 @@ def test_bad_steps_are_a_clear_error_not_a_crash():
         ("idx 0", "[0].obj_idx"),
         ("idx 0", "[1].val"),
     ]
+
+
+def test_samples_need_one_to_four_true_steps():
+    initial = scene(thing(0, 0))
+    no_steps = sample(0, initial, [])
+    five_steps = sample(
+        1, initial, [change(0, "color", colour) for colour in ("red", "blue", "green", "cyan", "brown")]
+    )
+    with pytest.raises(FormatError) as caught:
+        score_event([no_steps, five_steps], {})
+    assert [(error.record, error.field) for error in caught.value.errors] == [
+        ("idx 0", "transformations"),
+        ("idx 1", "transformations"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("color", "pink", "idx 0: objects[0].color: unknown value 'pink'"),
+        ("position", [1, 2, 3], "idx 0: objects[0].position: expected [x, y] integers"),
+        ("position", [1.5, 2], "idx 0: objects[0].position: expected [x, y] integers"),
+    ],
+)
+def test_bad_sample_states_are_named(field, value, message):
+    broken = sample(0, scene(thing(0, 0)), [change(0, "color", "red")])
+    broken["states"][0]["objects"][0][field] = value
+    with pytest.raises(ValueError, match=re.escape(message)):
+        score_event([broken], {})
+
+
+def test_no_samples_give_empty_means():
+    summary = score_event([], {}).summary
+    assert (summary["n"], summary["AD"], summary["Acc"], summary["EO"]) == (0, None, None, None)
+    assert score_basic([], {}).summary["Acc"] is None
 
 
 # --- Order sensitivity and EO --------------------------------------------------------------------
