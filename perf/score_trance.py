@@ -1,6 +1,7 @@
 """Benchmark: score 60,000 TRANCE View answers from files (parse both files, then score).
 
-Usage:  .venv/bin/python perf/score_trance.py [--count N] [--unique U] [--seed S]
+Usage:  .venv/bin/python perf/score_trance.py [--count N] [--unique U] [--seed S] [--repeats R]
+        [--folder DIR]   (keep the generated files in DIR and reuse them next time)
 Target: well under 5 s on one core of the 2-core machine for 60,000 answers.
 
 The samples are planned by the real generator (balanced, every rule kept) with a fake pixel
@@ -21,6 +22,7 @@ import argparse
 import os
 import platform
 import random
+import statistics
 import sys
 import tempfile
 import time
@@ -102,7 +104,7 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=60_000)
     parser.add_argument("--unique", type=int, default=None, help="samples to plan (default: all of them)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--repeats", type=int, default=3, help="end-to-end runs; the best is reported")
+    parser.add_argument("--repeats", type=int, default=5, help="end-to-end runs (best and median reported)")
     parser.add_argument(
         "--folder", type=Path, default=None, help="keep the files here and reuse them on the next run"
     )
@@ -122,7 +124,8 @@ def main() -> None:
         data_path, predictions_path = folder / "data.jsonl", folder / "predictions.json"
         started = time.perf_counter()
         stamp = folder / f"count-{args.count}-unique-{unique}-seed-{args.seed}"
-        if not stamp.exists():
+        reused = stamp.exists()
+        if not reused:
             plan_samples(folder, count=args.count, unique=unique, seed=args.seed)
             write_predictions(data_path, predictions_path, seed=args.seed + 1)
             stamp.touch()
@@ -150,7 +153,7 @@ def main() -> None:
             scored = score_view(samples, predictions, cameras)
             scoring = time.perf_counter() - started
 
-    best = min(end_to_end)
+    best, median = min(end_to_end), statistics.median(end_to_end)
     summary = scored.summary
     command = f".venv/bin/python perf/score_trance.py --count {args.count}" + (
         f" --unique {unique}" if unique != args.count else ""
@@ -158,8 +161,16 @@ def main() -> None:
     machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
     if args.count < 60_000:
         verdict = f"not measured here ({args.count:,} answers only)"
+    elif median < 4:
+        verdict = "met"
+    elif median < 5:
+        verdict = "met, but not by much"
     else:
-        verdict = "met" if best < 5 else "NOT met"
+        verdict = "NOT met"
+    if reused:
+        prepared = "The files were planned by an earlier run and reused (--folder)."
+    else:
+        prepared = f"Planning and writing them took {preparing:.0f} s (not timed)."
     lines = [
         "# TRANCE View scoring benchmark",
         "",
@@ -167,19 +178,22 @@ def main() -> None:
         f" command: `{command}`.",
         f"{args.count:,} samples ({unique:,} planned by the generator, no renders), {answered:,} answered;"
         f" files: data.jsonl {sizes[0] / 1e6:.1f} MB, predictions.json {sizes[1] / 1e6:.1f} MB."
-        f" Preparing them took {preparing:.0f} s (not timed below; files kept with --folder are reused).",
+        f" {prepared}",
         "",
         "| step | seconds |",
         "|---|---|",
-        f'| `score_file(..., setting="view")` end to end, best of {args.repeats}'
-        f" ({', '.join(f'{seconds:.2f}' for seconds in end_to_end)}) | **{best:.2f}** |",
+        f'| `score_file(..., setting="view")` end to end: best / median of {args.repeats}'
+        f" ({', '.join(f'{seconds:.2f}' for seconds in end_to_end)}) | **{best:.2f}** / {median:.2f} |",
         f"| of which: ground truth, `formats.read_samples` (every field checked) | {reading_truth:.2f} |",
         f"| of which: `parse_predictions` | {reading_predictions:.2f} |",
         f"| of which: `score_view` (encode, replay, distances, order-sensitivity, summaries) | {scoring:.2f} |",
         f"| the scorer's own work (`parse_predictions` + `score_view`) | {reading_predictions + scoring:.2f} |",
         "",
-        f"Target: 60,000 answers from files in well under 5 s on one core: end to end {verdict}"
-        f" ({best:.2f} s); the scorer's own share is {reading_predictions + scoring:.2f} s.",
+        f"Target: 60,000 answers from files in well under 5 s on one core: {verdict}"
+        f" (best {best:.2f} s, median {median:.2f} s end to end). The scorer's own share is"
+        f" {reading_predictions + scoring:.2f} s; the rest is reading and checking the 136 MB ground truth"
+        " (JSON parsing alone is over a second) and freeing it afterwards. Timings on this shared machine"
+        " vary by about 15 % from run to run.",
         "",
         f"Scores of this random mix: AD {summary['AD']:.4f}, AND {summary['AND']:.4f},"
         f" LAcc {summary['LAcc']:.4f}, Acc {summary['Acc']:.4f},"

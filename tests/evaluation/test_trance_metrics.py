@@ -377,6 +377,15 @@ def test_an_ordering_that_leaves_the_plane_makes_a_sample_order_sensitive():
     assert (item["loose_correct"], item["err_invalid_position"], item["err_overlap"]) == (True, True, False)
 
 
+def test_a_true_order_that_errs_itself_is_order_sensitive_by_the_letter_of_the_rule():
+    # Hand-rolled, not valid data: the one true step moves object 0 onto object 1 at (10, 0).
+    # Its only ordering overlaps and reaches the final state, so the rule calls it
+    # order-sensitive (the shortcut for samples with one position/size step must keep that).
+    steps = [move(0, "behind", 1)]
+    item = only_item([sample(0, scene(thing(0, 0), thing(10, 0)), steps)], {0: steps})
+    assert (item["order_sensitive"], item["err_overlap"], item["loose_correct"]) == (True, True, True)
+
+
 def test_eo_is_none_without_loose_correct_order_sensitive_samples():
     initial, truth = swap_scene()
     assert score_event([sample(0, initial, truth)], {0: []}).summary["EO"] is None
