@@ -319,6 +319,47 @@ def indexed(values: list[Any]) -> list[tuple[str, Any]]:
     return [(f"record {index}", value) for index, value in enumerate(values)]
 
 
+def load_json_list(data: bytes | str | list[Any], *, source: str, what: str) -> list[Any]:
+    """A document that must be a JSON list of `what`; an already-parsed list passes through."""
+    if isinstance(data, str):
+        data = data.encode()
+    document = load_json(data, source=source) if isinstance(data, bytes) else data
+    if not isinstance(document, list):
+        raise FormatError(
+            [RecordError("file", "top level", f"expected a JSON list of {what}, got {type_name(document)}")],
+            source=source,
+        )
+    return document
+
+
+def check_unique(
+    labelled: Iterable[tuple[str, Any]],
+    convert: Callable[[Any, RecordChecker], dict[str, Any] | None],
+    *,
+    id_field: str,
+    source: str,
+) -> list[dict[str, Any]]:
+    """Check plain records (predictions, say) one by one; every fault and repeated id in one FormatError."""
+    errors: list[RecordError] = []
+    records: list[dict[str, Any]] = []
+    first_seen: dict[Any, str] = {}
+    for label, raw in labelled:
+        record = convert(raw, RecordChecker(errors, label))
+        if record is None:
+            continue
+        key = record[id_field]
+        if key in first_seen:
+            errors.append(
+                RecordError(label, id_field, f"duplicate {id_field} {key!r} (first at {first_seen[key]})")
+            )
+            continue
+        first_seen[key] = label
+        records.append(record)
+    if errors:
+        raise FormatError(errors, source=source)
+    return records
+
+
 def split_fields(raw: dict[str, Any], shown: Iterable[str]) -> tuple[dict[str, Any], dict[str, Any]]:
     """Split a record into the fields people may see and everything else (kept as ground truth).
 

@@ -53,7 +53,7 @@ import numpy as np
 
 from benchmarks.clevrref import formats
 from benchmarks.clevrref.scenes import decode_mask
-from benchmarks.records import FormatError, RecordChecker, RecordError, indexed, load_json, type_name
+from benchmarks.records import RecordChecker, check_unique, indexed, load_json_list
 from evaluation.metrics.scored import Scored, describe_ids, mean_or_none, ratio_or_none
 
 METRIC = "CLEVR-Ref+"
@@ -174,28 +174,12 @@ def check_prediction_records(
     labelled: list[tuple[str, Any]], *, height: int, width: int, source: str = ""
 ) -> list[dict[str, Any]]:
     """Validate labelled prediction records; all faults (and duplicate indices) in one FormatError."""
-    errors: list[RecordError] = []
-    predictions: list[dict[str, Any]] = []
-    first_seen: dict[int, str] = {}
-    for label, raw in labelled:
-        prediction = prediction_from_record(raw, RecordChecker(errors, label), height, width)
-        if prediction is None:
-            continue
-        refexp_index = prediction["refexp_index"]
-        if refexp_index in first_seen:
-            errors.append(
-                RecordError(
-                    label,
-                    "refexp_index",
-                    f"duplicate refexp_index {refexp_index} (first at {first_seen[refexp_index]})",
-                )
-            )
-            continue
-        first_seen[refexp_index] = label
-        predictions.append(prediction)
-    if errors:
-        raise FormatError(errors, source=source)
-    return predictions
+    return check_unique(
+        labelled,
+        lambda raw, checker: prediction_from_record(raw, checker, height, width),
+        id_field="refexp_index",
+        source=source,
+    )
 
 
 def parse_predictions(
@@ -210,18 +194,7 @@ def parse_predictions(
     Every fault of every record is reported at once as a FormatError of RecordError("record N",
     field, message), N counting from 0; duplicate refexp indices are faults too.
     """
-    if isinstance(data, str):
-        data = data.encode()
-    document = load_json(data, source=source) if isinstance(data, bytes) else data
-    if not isinstance(document, list):
-        raise FormatError(
-            [
-                RecordError(
-                    "file", "top level", f"expected a JSON list of predictions, got {type_name(document)}"
-                )
-            ],
-            source=source,
-        )
+    document = load_json_list(data, source=source, what="predictions")
     return check_prediction_records(indexed(document), height=height, width=width, source=source)
 
 

@@ -40,7 +40,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from benchmarks.cric import formats
-from benchmarks.records import FormatError, RecordChecker, RecordError, indexed, load_json, type_name
+from benchmarks.records import RecordChecker, check_unique, indexed, load_json_list, type_name
 from evaluation.metrics.scored import Scored, describe_ids, mean_or_none
 
 METRIC = "CRIC"
@@ -119,28 +119,7 @@ def prediction_from_record(raw: Any, checker: RecordChecker) -> dict[str, Any] |
 
 def check_prediction_records(labelled: list[tuple[str, Any]], *, source: str = "") -> list[dict[str, Any]]:
     """Validate labelled prediction records; all faults (and duplicate ids) in one FormatError."""
-    errors: list[RecordError] = []
-    predictions: list[dict[str, Any]] = []
-    first_seen: dict[str, str] = {}
-    for label, raw in labelled:
-        prediction = prediction_from_record(raw, RecordChecker(errors, label))
-        if prediction is None:
-            continue
-        question_id = prediction["question_id"]
-        if question_id in first_seen:
-            errors.append(
-                RecordError(
-                    label,
-                    "question_id",
-                    f"duplicate question_id {question_id!r} (first at {first_seen[question_id]})",
-                )
-            )
-            continue
-        first_seen[question_id] = label
-        predictions.append(prediction)
-    if errors:
-        raise FormatError(errors, source=source)
-    return predictions
+    return check_unique(labelled, prediction_from_record, id_field="question_id", source=source)
 
 
 def parse_predictions(data: bytes | str | list[Any], *, source: str = "") -> list[dict[str, Any]]:
@@ -149,18 +128,7 @@ def parse_predictions(data: bytes | str | list[Any], *, source: str = "") -> lis
     Every fault of every record is reported at once as a FormatError of RecordError("record N",
     field, message), N counting from 0; duplicate question ids are faults too.
     """
-    if isinstance(data, str):
-        data = data.encode()
-    document = load_json(data, source=source) if isinstance(data, bytes) else data
-    if not isinstance(document, list):
-        raise FormatError(
-            [
-                RecordError(
-                    "file", "top level", f"expected a JSON list of predictions, got {type_name(document)}"
-                )
-            ],
-            source=source,
-        )
+    document = load_json_list(data, source=source, what="predictions")
     return check_prediction_records(indexed(document), source=source)
 
 
