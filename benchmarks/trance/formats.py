@@ -89,7 +89,8 @@ RESERVED_FIELDS = ("final_objects",)
 def value_problem(attr: str, value: Any) -> str | None:
     """Why `value` is not a valid value of `attr` (None when it is)."""
     if attr == "position":
-        if not isinstance(value, list) or len(value) != 2:
+        # A list in JSON; Python callers (the simulator, scorers) may pass a tuple.
+        if not isinstance(value, (list, tuple)) or len(value) != 2:
             return f"expected [direction, step], got {value!r}"
         direction, step = value
         if not isinstance(direction, str) or direction not in DIRECTIONS:
@@ -154,10 +155,11 @@ def check_states(checker: RecordChecker, raw: dict[str, Any]) -> None:
         check_images(checker, state, path)
 
 
-def check_step(checker: RecordChecker, step: Any, path: str) -> None:
-    if not isinstance(step, dict):
-        checker.fail(path, f"expected an object, got {type_name(step)}")
-        return
+def check_step_action(checker: RecordChecker, step: dict[str, Any], path: str) -> str | None:
+    """Check what a step does: obj_idx, attr and val. Shared by data files and answers.
+
+    Returns the attribute when it is known, so callers can check what depends on it.
+    """
     obj_idx = checker.get(step, "obj_idx", int, path)
     if obj_idx is not None and not 0 <= obj_idx < OBJECTS_PER_STATE:
         checker.fail(
@@ -168,6 +170,14 @@ def check_step(checker: RecordChecker, step: Any, path: str) -> None:
         checker.fail(f"{path}.val", "missing field")
     elif attr is not None and (problem := value_problem(attr, step["val"])):
         checker.fail(f"{path}.val", problem)
+    return attr
+
+
+def check_step(checker: RecordChecker, step: Any, path: str) -> None:
+    if not isinstance(step, dict):
+        checker.fail(path, f"expected an object, got {type_name(step)}")
+        return
+    attr = check_step_action(checker, step, path)
     options = checker.get(step, "options", list, path)
     if options is not None and attr is not None:
         if not options:

@@ -80,12 +80,11 @@ from benchmarks.records import FormatError, RecordChecker, RecordError, load_jso
 from benchmarks.trance import formats
 from benchmarks.trance.formats import (
     ATTRIBUTE_VALUES,
-    ATTRIBUTES,
     MAX_STEPS,
     MIN_STEPS,
     OBJECT_FIELDS,
     OBJECTS_PER_STATE,
-    value_problem,
+    check_step_action,
 )
 from benchmarks.trance.generator import FINAL_CAMERAS
 from benchmarks.trance.simulator import OVERLAP_TOLERANCE, all_moves, move_delta
@@ -202,20 +201,7 @@ def answer_problems(label: str, answer: Any) -> list[RecordError]:
         if not isinstance(step, dict):
             checker.fail(path, f"expected a step object, got {type_name(step)}")
             continue
-        index = checker.get(step, "obj_idx", int, path)
-        if index is not None and not 0 <= index < OBJECTS_PER_STATE:
-            checker.fail(
-                f"{path}.obj_idx", f"object index {index} out of range (expected 0..{OBJECTS_PER_STATE - 1})"
-            )
-        attr = checker.get_choice(step, "attr", ATTRIBUTES, path)
-        if "val" not in step:
-            checker.fail(f"{path}.val", "missing field")
-        elif attr is not None:
-            value = step["val"]
-            if attr == "position" and isinstance(value, tuple):
-                value = list(value)
-            if problem := value_problem(attr, value):
-                checker.fail(f"{path}.val", problem)
+        check_step_action(checker, step, path)
     return errors
 
 
