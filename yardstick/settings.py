@@ -152,12 +152,14 @@ SPECTACULAR_SETTINGS = {
 CELERY_QUEUE_DIR = VAR_DIR / "celery"
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "filesystem://")
 if CELERY_BROKER_URL.startswith("filesystem://"):
-    for folder in ("queue", "processed"):
+    for folder in ("queue", "processed", "control"):
         (CELERY_QUEUE_DIR / folder).mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(CELERY_QUEUE_DIR / "queue"),
         "data_folder_out": str(CELERY_QUEUE_DIR / "queue"),
         "processed_folder": str(CELERY_QUEUE_DIR / "processed"),
+        # Broadcast (pidbox) exchanges; Kombu's default is ./control, inside the working tree.
+        "control_folder": str(CELERY_QUEUE_DIR / "control"),
         "store_processed": False,
     }
 CELERY_TASK_IGNORE_RESULT = True
