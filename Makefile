@@ -10,13 +10,13 @@ PG_URL = $(shell scripts/test-postgres.sh url)
 
 .PHONY: run test test-sqlite test-postgres lint format perf clean system-run system-test
 
-run: $(VENV)/.run-installed system-run
+run: $(VENV)/.run-installed node_modules/.installed system-run
 	mkdir -p var
 	$(PY) manage.py migrate --no-input -v0
 	$(PY) manage.py load_samples
 	scripts/run-dev.sh
 
-test: $(VENV)/.test-installed system-test lint
+test: $(VENV)/.test-installed node_modules/.installed system-test lint
 	$(MAKE) --no-print-directory test-sqlite
 	$(MAKE) --no-print-directory test-postgres
 
@@ -56,6 +56,12 @@ $(VENV)/.run-installed: requirements/base.txt | $(VENV)/bin/python
 $(VENV)/.test-installed: requirements/base.txt requirements/test.txt | $(VENV)/bin/python
 	$(PY) -m pip install -q --disable-pip-version-check -r requirements/test.txt
 	touch $@ $(VENV)/.run-installed
+
+# Browser libraries (package.json, exact versions in package-lock.json); Node.js from Debian if absent.
+node_modules/.installed: package.json package-lock.json
+	command -v npm >/dev/null || scripts/system-packages.sh nodejs npm
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $@
 
 clean:
 	scripts/test-postgres.sh stop

@@ -2,6 +2,6 @@ from django.apps import AppConfig
 
 
 class HumantestConfig(AppConfig):
-    """Test plans, tester sessions, practice and timed trials (built in a later issue)."""
+    """Test plans, tester sessions, practice and timed trials ; human baselines scored by the evaluation engine."""
 
     name = "humantest"

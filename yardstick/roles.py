@@ -35,6 +35,10 @@ ROLE_PERMISSIONS: dict[str, tuple[str, ...]] = {
         "evaluation.add_submission",
         "evaluation.delete_submission",
         "evaluation.view_report",
+        "humantest.view_testplan",
+        "humantest.add_testplan",
+        "humantest.change_testplan",
+        "humantest.view_results",
     ),
     ANNOTATOR: (),
     REVIEWER: (),
@@ -57,7 +61,7 @@ def sync_roles() -> None:
 
 
 #: Apps whose permissions roles hand out; roles are synced after each of them migrates.
-APPS_WITH_ROLE_PERMISSIONS = {"benchmarks", "evaluation"}
+APPS_WITH_ROLE_PERMISSIONS = {"benchmarks", "evaluation", "humantest"}
 
 
 def sync_roles_after_migrate(sender: Any, **kwargs: Any) -> None:

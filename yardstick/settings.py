@@ -119,7 +119,11 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATICFILES_DIRS = [BASE_DIR / "static"]
+STATICFILES_DIRS = [
+    BASE_DIR / "static",
+    # npm packages pinned in package.json (`make` runs `npm ci`), served as ES modules.
+    ("vendor/sortablejs", BASE_DIR / "node_modules" / "sortablejs" / "modular"),
+]
 STATIC_ROOT = VAR_DIR / "static"
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # whitenoise serves from here after collectstatic
 MEDIA_URL = "media/"

@@ -21,6 +21,7 @@ urlpatterns = [
     path("accounts/", include("django.contrib.auth.urls")),
     path("datasets/", include("benchmarks.urls")),
     path("datasets/", include("evaluation.urls")),
+    path("test/", include("humantest.urls")),
     path("admin/", admin.site.urls),
     path("api/v1/", include(router.urls)),
     path("api/v1/auth/token/", obtain_auth_token, name="api-token"),

@@ -4,7 +4,8 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
 
 from benchmarks.selectors import datasets_for, import_jobs_for
-from yardstick.roles import ADMIN, RESEARCHER, user_roles
+from humantest.selectors import plans_for_researcher, sessions_for_tester
+from yardstick.roles import ADMIN, RESEARCHER, TESTER, user_roles
 
 
 @login_required
@@ -14,4 +15,7 @@ def home(request):
     if RESEARCHER in roles or ADMIN in roles:
         context["datasets"] = datasets_for(request.user)[:20]
         context["jobs"] = import_jobs_for(request.user)[:5]
+        context["plans"] = plans_for_researcher(request.user)[:10]
+    if TESTER in roles:
+        context["entries"] = sessions_for_tester(request.user)
     return render(request, "home.html", context)

@@ -1,0 +1,222 @@
+"""Reads of the human-test app: plans a user may see, a tester's history, a plan's results."""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db.models import Count, Q, QuerySet
+
+from evaluation.models import Prediction
+from evaluation.reports import ScoredSubmission, Table, build_table
+from evaluation.sampling import wilson_interval
+from humantest.kinds import KINDS
+from humantest.models import TestPlan, TestSession, Trial
+
+FINISHED = (Trial.Status.ANSWERED, Trial.Status.TIMED_OUT)
+
+
+def plans_for_researcher(user: Any) -> QuerySet[TestPlan]:
+    if user.has_perm("humantest.view_testplan"):
+        return TestPlan.objects.select_related("dataset").annotate(session_count=Count("sessions"))
+    return TestPlan.objects.none()
+
+
+def sessions_for_tester(user: Any) -> list[dict[str, Any]]:
+    """Every plan the tester is invited to, with their session's progress (None before starting)."""
+    sessions = {
+        session.plan_id: session
+        for session in TestSession.objects.filter(tester=user).annotate(
+            done=Count("trials", filter=Q(trials__kind=Trial.Kind.TEST, trials__status__in=FINISHED)),
+            total=Count("trials", filter=Q(trials__kind=Trial.Kind.TEST)),
+        )
+    }
+    plans = TestPlan.objects.filter(testers=user).select_related("dataset").order_by("name")
+    return [{"plan": plan, "session": sessions.get(plan.pk)} for plan in plans]
+
+
+def trial_figures(trial: Trial) -> dict[str, Any]:
+    """What the result panel and history show of one finished trial."""
+    kind = KINDS[trial.item.dataset.benchmark]
+    row = trial.result or {}
+    label, _, key = kind.headline
+    return {
+        "correct": kind.correct(row) if row else None,
+        "distance": row.get("dist"),
+        "headline_label": label,
+        "headline": row.get(key),
+        "seconds": trial.seconds_used,
+        "timed_out": trial.status == Trial.Status.TIMED_OUT,
+    }
+
+
+def history(user: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The tester's finished trials (newest first) and totals per plan setting."""
+    trials = (
+        Trial.objects.filter(session__tester=user, status__in=FINISHED)
+        .select_related("session__plan__dataset", "item__dataset")
+        .order_by("-answered_at", "-served_at")
+    )
+    rows = []
+    totals: dict[tuple[str, str], dict[str, Any]] = {}
+    for trial in trials:
+        figures = trial_figures(trial)
+        plan = trial.session.plan
+        rows.append({"trial": trial, "plan": plan, **figures})
+        if trial.kind != Trial.Kind.TEST:
+            continue
+        key = (plan.dataset.get_benchmark_display(), plan.setting)
+        total = totals.setdefault(
+            key, {"benchmark": key[0], "setting": key[1], "n": 0, "correct": 0, "seconds": []}
+        )
+        total["n"] += 1
+        total["correct"] += 1 if figures["correct"] else 0
+        if figures["seconds"] is not None:
+            total["seconds"].append(figures["seconds"])
+    for total in totals.values():
+        total["accuracy"] = total["correct"] / total["n"] if total["n"] else None
+        total["median_seconds"] = statistics.median(total["seconds"]) if total["seconds"] else None
+    return rows, sorted(totals.values(), key=lambda total: (total["benchmark"], total["setting"]))
+
+
+@dataclass
+class TesterResult:
+    label: str
+    trials: int
+    answered: int
+    timed_out: int
+    correct: int
+    accuracy: float | None
+    low: float | None
+    high: float | None
+    median_seconds: float | None
+    q1_seconds: float | None
+    q3_seconds: float | None
+    focus_losses: int
+    headline: float | None = None
+    seconds: list[float] = field(default_factory=list, repr=False)
+
+
+def tester_result(label: str, trials: list[Trial]) -> TesterResult:
+    answered = sum(1 for trial in trials if trial.status == Trial.Status.ANSWERED)
+    figures = [trial_figures(trial) for trial in trials]
+    correct = sum(1 for figure in figures if figure["correct"])
+    seconds = sorted(trial.seconds_used for trial in trials if trial.seconds_used is not None)
+    low = high = accuracy = None
+    if trials:
+        accuracy = correct / len(trials)
+        low, high = wilson_interval(correct, len(trials))
+    quartiles = statistics.quantiles(seconds, n=4) if len(seconds) >= 2 else [None, None, None]
+    values = [figure["headline"] for figure in figures if figure["headline"] is not None]
+    return TesterResult(
+        label=label,
+        trials=len(trials),
+        answered=answered,
+        timed_out=len(trials) - answered,
+        correct=correct,
+        accuracy=accuracy,
+        low=low,
+        high=high,
+        median_seconds=statistics.median(seconds) if seconds else None,
+        q1_seconds=quartiles[0],
+        q3_seconds=quartiles[2],
+        focus_losses=sum(trial.focus_losses for trial in trials),
+        headline=sum(float(value) for value in values) / len(values) if values else None,
+        seconds=seconds,
+    )
+
+
+def plan_results(plan: TestPlan) -> dict[str, Any]:
+    """Per-tester and pooled figures from the finished test trials, and the report-style table."""
+    trials = list(
+        Trial.objects.filter(session__plan=plan, kind=Trial.Kind.TEST, status__in=FINISHED)
+        .select_related("session__tester", "item__dataset")
+        .order_by("session__tester__username", "position")
+    )
+    by_tester: dict[str, list[Trial]] = {}
+    for trial in trials:
+        by_tester.setdefault(trial.session.tester.username, []).append(trial)
+    testers = [tester_result(name, rows) for name, rows in by_tester.items()]
+    pooled = tester_result(f"{plan.row_label} (pooled)", trials)
+    sessions = list(plan.sessions.select_related("tester", "submission").order_by("tester__username"))
+    return {
+        "testers": testers,
+        "pooled": pooled,
+        "sessions": sessions,
+        "table": results_table(plan, sessions),
+        "headline_label": KINDS[plan.dataset.benchmark].headline[0],
+    }
+
+
+def results_table(plan: TestPlan, sessions: list[TestSession]) -> Table:
+    """The evaluation report's columns for each tester and the pooled row, with intervals."""
+    submissions = [
+        session.submission for session in sessions if session.submission and session.submission.scored_at
+    ]
+    pooled = plan.pooled_submission if plan.pooled_submission and plan.pooled_submission.scored_at else None
+    rows_by_submission: dict[int, list[dict]] = {submission.pk: [] for submission in submissions}
+    for submission_id, score in Prediction.objects.filter(submission__in=submissions).values_list(
+        "submission_id", "score"
+    ):
+        rows_by_submission[submission_id].append(score)
+    scored = [
+        ScoredSubmission(
+            kind="annotator",  # per-tester rows come before the pooled Human row
+            name=submission.parameters.get("tester", submission.name),
+            setting=submission.setting,
+            summary=submission.summary,
+            item_rows=rows_by_submission[submission.pk],
+        )
+        for submission in submissions
+    ]
+    if pooled:
+        scored.append(
+            ScoredSubmission(
+                kind="human",
+                name=pooled.name,
+                setting=pooled.setting,
+                summary=pooled.summary,
+                item_rows=[row for rows in rows_by_submission.values() for row in rows],
+            )
+        )
+    return build_table(plan.dataset.benchmark, scored)
+
+
+def export_rows(plan: TestPlan) -> list[dict[str, Any]]:
+    """One row per finished test trial: who, what, the answer, correctness, server and client times."""
+    trials = (
+        Trial.objects.filter(session__plan=plan, kind=Trial.Kind.TEST)
+        .select_related("session__tester", "item__dataset")
+        .order_by("session__tester__username", "position")
+    )
+    rows = []
+    for trial in trials:
+        figures = trial_figures(trial) if trial.finished else {}
+        client = trial.client or {}
+        events = client.get("events", [])
+        rows.append(
+            {
+                "plan": plan.pk,
+                "tester": trial.session.tester.username,
+                "position": trial.position + 1,
+                "item": trial.item.external_id,
+                "part": trial.part,
+                "camera": trial.context.get("camera", ""),
+                "status": trial.status,
+                "answer": trial.answer,
+                "correct": figures.get("correct"),
+                "score": figures.get("headline"),
+                "distance": figures.get("distance"),
+                "served_at": trial.served_at.isoformat() if trial.served_at else None,
+                "deadline": trial.deadline.isoformat() if trial.deadline else None,
+                "answered_at": trial.answered_at.isoformat() if trial.answered_at else None,
+                "seconds": trial.seconds_used,
+                "client_shown_ms": client.get("shown_ms"),
+                "client_first_input_ms": client.get("first_input_ms"),
+                "client_submit_ms": client.get("submit_ms"),
+                "focus_losses": trial.focus_losses,
+                "focus_events": events,
+            }
+        )
+    return rows

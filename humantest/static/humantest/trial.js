@@ -1,0 +1,124 @@
+// The machinery every trial page shares: the countdown (from the server's deadline), browser
+// timings and focus events, submitting the answer and showing the result. The benchmark's
+// widget (widgets/<benchmark>.js) builds the answer and draws the truth beside it afterwards.
+//
+// A widget module exports mount(form, view, hooks) and returns {answer(), showResult(data)}:
+//   answer()       -> the answer object sent to the server; throws Error(message) if incomplete
+//   showResult(d)  -> draw d.truth beside d.answer (d is the server's result JSON)
+//   hooks.touched() is called on every edit, so the first-input time is recorded.
+
+const data = JSON.parse(document.getElementById("trial-data").textContent);
+const form = document.getElementById("trial");
+const problem = document.getElementById("problem");
+const submitButton = document.getElementById("submit");
+const client = { shown_ms: performance.now(), events: [] };
+let closed = false;
+
+function csrfToken() {
+  const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
+  return match ? decodeURIComponent(match[1]) : "";
+}
+
+function record(type) {
+  client.events.push({ type, t: Math.round(performance.now() * 10) / 10 });
+}
+window.addEventListener("blur", () => record("blur"));
+window.addEventListener("focus", () => record("focus"));
+document.addEventListener("visibilitychange", () => record(document.hidden ? "hidden" : "visible"));
+
+const hooks = {
+  touched() {
+    if (client.first_input_ms === undefined) client.first_input_ms = performance.now();
+  },
+};
+
+async function post(url, body) {
+  const response = await fetch(url, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", "X-CSRFToken": csrfToken() },
+    body: JSON.stringify(body),
+    credentials: "same-origin",
+  });
+  const payload = await response.json().catch(() => ({ error: `server error ${response.status}` }));
+  return { ok: response.ok, status: response.status, payload };
+}
+
+function formatSeconds(seconds) {
+  return seconds === null || seconds === undefined ? "–" : `${seconds.toFixed(1)} s`;
+}
+
+function showResult(widget, result) {
+  closed = true;
+  form.classList.add("closed");
+  form.querySelectorAll("input, select, button, textarea").forEach((element) => (element.disabled = true));
+  const figures = result.figures;
+  const verdict = document.getElementById("verdict");
+  if (figures.timed_out) verdict.textContent = "Time is up";
+  else verdict.textContent = figures.correct ? "Correct" : "Not correct";
+  verdict.className = figures.correct ? "good" : "bad";
+  const parts = [`Time used: ${formatSeconds(figures.seconds)}`];
+  if (figures.distance !== null && figures.distance !== undefined) parts.push(`distance: ${figures.distance}`);
+  if (figures.headline_label && figures.headline !== null && typeof figures.headline === "number")
+    parts.push(`${figures.headline_label}: ${figures.headline.toFixed(3)}`);
+  document.getElementById("figures").textContent = parts.join(" · ");
+  if (result.guidance) {
+    const guidance = document.getElementById("guidance");
+    guidance.textContent = result.guidance;
+    guidance.hidden = false;
+  }
+  widget.showResult(result, document.getElementById("comparison"));
+  document.getElementById("result").hidden = false;
+  document.getElementById("next").focus();
+}
+
+function startClock(widget) {
+  const remaining = document.getElementById("remaining");
+  if (data.remaining_ms === null || !remaining) return;
+  const end = performance.now() + data.remaining_ms;
+  const tick = async () => {
+    if (closed) return;
+    const left = Math.max(0, end - performance.now());
+    remaining.textContent = `${Math.ceil(left / 1000)} s`;
+    remaining.parentElement.classList.toggle("urgent", left < 10000);
+    if (left > 0) {
+      setTimeout(tick, Math.min(250, left));
+      return;
+    }
+    const { ok, payload } = await post(data.timeout_url, { client });
+    if (ok) showResult(widget, payload);
+    else setTimeout(tick, 500); // the server's clock is a little behind; ask again
+  };
+  tick();
+}
+
+async function submit(widget) {
+  if (closed) return;
+  problem.textContent = "";
+  let answer;
+  try {
+    answer = widget.answer();
+  } catch (error) {
+    problem.textContent = error.message;
+    return;
+  }
+  client.submit_ms = performance.now();
+  submitButton.disabled = true;
+  const { ok, status, payload } = await post(data.answer_url, { answer, client });
+  submitButton.disabled = false;
+  if (ok) {
+    showResult(widget, payload);
+  } else if (status === 409) {
+    problem.textContent = `${payload.error}. Reload the page to go on.`;
+  } else {
+    problem.textContent = payload.field ? `${payload.field}: ${payload.error}` : payload.error;
+  }
+}
+
+const module = await import(`./widgets/${data.benchmark}.js`);
+const widget = module.mount(form, data.view, hooks);
+form.addEventListener("submit", (event) => {
+  event.preventDefault();
+  submit(widget);
+});
+startClock(widget);
+document.body.dataset.trialReady = "1";

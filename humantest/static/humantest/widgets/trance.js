@@ -1,0 +1,207 @@
+// TRANCE answer builder: 1 to 4 steps of (object, attribute, value), reorderable by dragging the
+// handle (SortableJS) or from the keyboard (↑/↓ buttons, Alt+↑/↓ on a row). The value list
+// follows the attribute; it leaves out the value the object already has at that point of the
+// answer, since such a step would change nothing. Position values are a direction and 1 or 2 steps.
+import Sortable from "../../vendor/sortablejs/sortable.core.esm.js";
+
+const ATTRIBUTE_LABELS = { position: "position", color: "colour", material: "material", shape: "shape", size: "size" };
+
+function element(tag, attributes = {}, children = []) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attributes)) {
+    if (key === "text") node.textContent = value;
+    else if (key === "class") node.className = value;
+    else node.setAttribute(key, value);
+  }
+  for (const child of children) node.append(child);
+  return node;
+}
+
+function option(value, label, selected = false) {
+  const node = element("option", { value, text: label });
+  if (selected) node.selected = true;
+  return node;
+}
+
+function describeObject(objects, index) {
+  const obj = objects[index];
+  return `${index} · ${obj.size} ${obj.color} ${obj.material} ${obj.shape}`;
+}
+
+export function describeStep(objects, step) {
+  const value = step.attr === "position" ? `${step.val[0]} ×${step.val[1]}` : step.val;
+  return `${describeObject(objects, step.obj_idx)}: ${ATTRIBUTE_LABELS[step.attr] || step.attr} → ${value}`;
+}
+
+export function mount(form, view, hooks) {
+  const objects = view.objects;
+  form.querySelector("#initial-image").src = view.initial_image;
+  form.querySelector("#final-image").src = view.final_image;
+  form.querySelector("#final-caption").textContent = `Final · ${view.camera_name} camera`;
+  form.querySelector("#diagram").insertAdjacentHTML("afterbegin", view.diagram);
+  const body = form.querySelector("#objects tbody");
+  objects.forEach((obj, index) => {
+    body.append(
+      element("tr", {}, [
+        element("td", { text: String(index) }),
+        element("td", {}, [element("span", { class: `swatch swatch-${obj.color}` }), obj.color]),
+        element("td", { text: obj.material }),
+        element("td", { text: obj.shape }),
+        element("td", { text: obj.size }),
+        element("td", { text: `${obj.position[0]}, ${obj.position[1]}` }),
+      ]),
+    );
+  });
+
+  const list = form.querySelector("#steps");
+  const addButton = form.querySelector("#add-step");
+  const maxSteps = view.max_steps;
+
+  function rows() {
+    return [...list.querySelectorAll("li.step")];
+  }
+
+  function readRow(row) {
+    const obj = row.querySelector(".obj").value;
+    const attr = row.querySelector(".attr").value;
+    if (obj === "" || attr === "") return null;
+    if (attr === "position") {
+      const direction = row.querySelector(".direction").value;
+      const steps = row.querySelector(".distance").value;
+      if (!direction || !steps) return null;
+      return { obj_idx: Number(obj), attr, val: [direction, Number(steps)] };
+    }
+    const value = row.querySelector(".value").value;
+    return value ? { obj_idx: Number(obj), attr, val: value } : null;
+  }
+
+  // Each row's value list leaves out what the object has after the rows above it.
+  function refresh() {
+    const state = objects.map((obj) => ({ ...obj }));
+    rows().forEach((row, index) => {
+      row.querySelector(".number").textContent = String(index + 1);
+      row.querySelector(".up").disabled = index === 0;
+      row.querySelector(".down").disabled = index === rows().length - 1;
+      const objIndex = row.querySelector(".obj").value;
+      const attr = row.querySelector(".attr").value;
+      const valueSelect = row.querySelector(".value");
+      const isPosition = attr === "position";
+      row.querySelector(".position-value").hidden = !isPosition;
+      valueSelect.hidden = isPosition;
+      if (!isPosition) {
+        const current = valueSelect.value;
+        valueSelect.replaceChildren(option("", attr ? "value…" : "choose an attribute first"));
+        if (attr) {
+          const have = objIndex === "" ? null : state[Number(objIndex)][attr];
+          for (const value of view.attributes[attr]) {
+            if (value !== have) valueSelect.append(option(value, value, value === current));
+          }
+        }
+        valueSelect.disabled = !attr;
+      }
+      const step = readRow(row);
+      if (step && !isPosition) state[step.obj_idx][step.attr] = step.val;
+    });
+    addButton.disabled = rows().length >= maxSteps;
+    for (const button of list.querySelectorAll(".remove")) button.disabled = rows().length === 1;
+  }
+
+  function move(row, offset) {
+    const siblings = rows();
+    const index = siblings.indexOf(row);
+    const target = index + offset;
+    if (target < 0 || target >= siblings.length) return;
+    if (offset < 0) list.insertBefore(row, siblings[target]);
+    else list.insertBefore(row, siblings[target].nextSibling);
+    refresh();
+    hooks.touched();
+    row.querySelector(offset < 0 ? ".up" : ".down").focus();
+  }
+
+  function addRow() {
+    if (rows().length >= maxSteps) return;
+    const objSelect = element("select", { class: "obj", "aria-label": "Object" }, [option("", "object…")]);
+    objects.forEach((_, index) => objSelect.append(option(String(index), describeObject(objects, index))));
+    const attrSelect = element("select", { class: "attr", "aria-label": "Attribute" }, [option("", "attribute…")]);
+    for (const attr of ["position", ...Object.keys(view.attributes)]) attrSelect.append(option(attr, ATTRIBUTE_LABELS[attr] || attr));
+    const valueSelect = element("select", { class: "value", "aria-label": "New value" });
+    const direction = element("select", { class: "direction", "aria-label": "Direction" }, [option("", "direction…")]);
+    view.directions.forEach((name) => direction.append(option(name, name)));
+    const distance = element("select", { class: "distance", "aria-label": "Steps" }, [option("", "steps…")]);
+    view.move_steps.forEach((count) => distance.append(option(String(count), `${count} step${count > 1 ? "s" : ""}`)));
+    const row = element("li", { class: "step", tabindex: "0" }, [
+      element("span", { class: "handle", title: "Drag to reorder", "aria-hidden": "true", text: "⠿" }),
+      element("span", { class: "number" }),
+      objSelect,
+      attrSelect,
+      valueSelect,
+      element("span", { class: "position-value", hidden: "" }, [direction, distance]),
+      element("button", { type: "button", class: "up icon", "aria-label": "Move this step up", text: "↑" }),
+      element("button", { type: "button", class: "down icon", "aria-label": "Move this step down", text: "↓" }),
+      element("button", { type: "button", class: "remove icon", "aria-label": "Remove this step", text: "✕" }),
+    ]);
+    row.addEventListener("change", () => {
+      refresh();
+      hooks.touched();
+    });
+    row.querySelector(".up").addEventListener("click", () => move(row, -1));
+    row.querySelector(".down").addEventListener("click", () => move(row, 1));
+    row.querySelector(".remove").addEventListener("click", () => {
+      if (rows().length > 1) row.remove();
+      refresh();
+      hooks.touched();
+    });
+    row.addEventListener("keydown", (event) => {
+      if (event.altKey && (event.key === "ArrowUp" || event.key === "ArrowDown")) {
+        event.preventDefault();
+        move(row, event.key === "ArrowUp" ? -1 : 1);
+      }
+    });
+    list.append(row);
+    refresh();
+  }
+
+  Sortable.create(list, {
+    handle: ".handle",
+    animation: 120,
+    onEnd() {
+      refresh();
+      hooks.touched();
+    },
+  });
+  addButton.addEventListener("click", () => {
+    addRow();
+    hooks.touched();
+  });
+  addRow();
+
+  return {
+    answer() {
+      const steps = rows().map((row, index) => {
+        const step = readRow(row);
+        if (!step) throw new Error(`Step ${index + 1} is not complete: choose the object, the attribute and the value.`);
+        return step;
+      });
+      return { steps };
+    },
+    showResult(result, target) {
+      const yours = result.answer ? result.answer.map((step) => describeStep(objects, step)) : ["(no answer)"];
+      const truth = result.truth.steps.map((step) => describeStep(objects, step));
+      const table = element("table", { class: "grid compare", id: "compare" }, [
+        element("thead", {}, [element("tr", {}, [element("th", { text: "#" }), element("th", { text: "Your answer" }), element("th", { text: "Right answer" })])]),
+      ]);
+      const tbody = element("tbody");
+      for (let index = 0; index < Math.max(yours.length, truth.length); index += 1) {
+        tbody.append(
+          element("tr", {}, [
+            element("td", { text: String(index + 1) }),
+            element("td", { text: yours[index] || "" }),
+            element("td", { text: truth[index] || "" }),
+          ]),
+        );
+      }
+      table.append(tbody);
+      target.replaceChildren(table);
+    },
+  };
+}

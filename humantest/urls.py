@@ -1,0 +1,22 @@
+from django.urls import path, re_path
+
+from humantest import views
+
+app_name = "humantest"
+
+urlpatterns = [
+    path("", views.my_tests, name="my-tests"),
+    path("history/", views.history, name="history"),
+    path("plans/", views.plan_list, name="plan-list"),
+    path("plans/new/", views.plan_new, name="plan-new"),
+    path("plans/<int:pk>/", views.plan_results, name="plan-results"),
+    re_path(r"^plans/(?P<pk>\d+)/trials\.(?P<fmt>csv|json)$", views.plan_export, name="plan-export"),
+    path("plans/<int:plan_pk>/start/", views.start, name="start"),
+    path("sessions/<int:pk>/", views.session_page, name="session"),
+    path("sessions/<int:pk>/practice/", views.practice, name="practice"),
+    path("sessions/<int:pk>/begin/", views.begin, name="begin"),
+    path("sessions/<int:pk>/pause/", views.pause, name="pause"),
+    path("sessions/<int:pk>/resume/", views.resume, name="resume"),
+    path("trials/<int:pk>/answer/", views.answer, name="answer"),
+    path("trials/<int:pk>/timeout/", views.timeout, name="timeout"),
+]

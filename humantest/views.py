@@ -1,0 +1,289 @@
+"""Pages of the human-test app: testers' sessions and trials, researchers' plans and results.
+
+Testers hold no permissions; every tester page checks that the session or trial is the
+requesting user's own (403 otherwise). Researchers' pages need the humantest permissions.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required, permission_required
+from django.core.exceptions import PermissionDenied
+from django.http import HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from humantest import selectors, services
+from humantest.forms import TestPlanForm
+from humantest.kinds import KINDS, AnswerRefused
+from humantest.models import TestPlan, TestSession, Trial
+
+
+def own_session(request, pk: int) -> TestSession:
+    session = get_object_or_404(TestSession.objects.select_related("plan__dataset"), pk=pk)
+    if session.tester_id != request.user.pk:
+        raise PermissionDenied("this is another tester's session")
+    return session
+
+
+def own_trial(request, pk: int) -> Trial:
+    trial = get_object_or_404(Trial.objects.select_related("session"), pk=pk)
+    if trial.session.tester_id != request.user.pk:
+        raise PermissionDenied("this is another tester's trial")
+    return trial
+
+
+# --- tester ----------------------------------------------------------------------------------------
+
+
+@login_required
+def my_tests(request):
+    return render(
+        request, "humantest/my_tests.html", {"entries": selectors.sessions_for_tester(request.user)}
+    )
+
+
+@login_required
+@require_POST
+def start(request, plan_pk: int):
+    plan = get_object_or_404(TestPlan.objects.select_related("dataset"), pk=plan_pk)
+    if not plan.testers.filter(pk=request.user.pk).exists():
+        raise PermissionDenied("you are not invited to this test")
+    try:
+        session = services.start_session(plan, request.user)
+    except services.PlanProblem as problem:
+        messages.error(request, f"This test cannot start: {problem}")
+        return redirect("humantest:my-tests")
+    return redirect("humantest:session", pk=session.pk)
+
+
+@login_required
+def session_page(request, pk: int):
+    session = own_session(request, pk)
+    plan = session.plan
+    context = {"session": session, "plan": plan}
+    if session.status in (TestSession.Status.PRACTICE, TestSession.Status.RUNNING):
+        trial, expired = services.current_trial(session)
+        for closed in expired:
+            messages.warning(request, f"Trial {closed.position + 1} ran out of time while you were away.")
+        if trial is not None:
+            return trial_page(request, session, trial)
+    if session.status == TestSession.Status.PRACTICE:
+        return render(request, "humantest/practice_done.html", context)
+    if session.status == TestSession.Status.FINISHED:
+        rows = [
+            {"trial": trial, **selectors.trial_figures(trial)}
+            for trial in session.trials.filter(kind=Trial.Kind.TEST).select_related("item__dataset")
+        ]
+        context["result"] = selectors.tester_result(request.user.username, [row["trial"] for row in rows])
+        return render(request, "humantest/finished.html", context)
+    context["has_practice"] = bool(plan.practice_items)
+    return render(request, "humantest/brief.html", context)
+
+
+def trial_page(request, session: TestSession, trial: Trial):
+    kind = KINDS[session.plan.dataset.benchmark]
+    test_trials = session.trials.filter(kind=trial.kind, round=trial.round)
+    data = {
+        "trial": trial.pk,
+        "benchmark": kind.benchmark,
+        "setting": session.plan.setting,
+        "practice": trial.kind == Trial.Kind.PRACTICE,
+        "remaining_ms": services.remaining_ms(trial),
+        "limit_s": session.plan.time_limit_s,
+        "served_at": trial.served_at.isoformat(),
+        "answer_url": reverse("humantest:answer", args=[trial.pk]),
+        "timeout_url": reverse("humantest:timeout", args=[trial.pk]),
+        "next_url": reverse("humantest:session", args=[session.pk]),
+        "view": kind.view(services.unit_for(trial)),
+    }
+    context = {
+        "session": session,
+        "plan": session.plan,
+        "trial": trial,
+        "number": trial.position + 1,
+        "count": test_trials.count(),
+        "data": data,
+        "benchmark": kind.benchmark,
+    }
+    response = render(request, "humantest/trial.html", context)
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@login_required
+@require_POST
+def practice(request, pk: int):
+    session = own_session(request, pk)
+    try:
+        services.start_practice(session)
+    except services.TrialClosed as problem:
+        messages.error(request, str(problem))
+    return redirect("humantest:session", pk=session.pk)
+
+
+@login_required
+@require_POST
+def begin(request, pk: int):
+    services.begin_test(own_session(request, pk))
+    return redirect("humantest:session", pk=pk)
+
+
+@login_required
+@require_POST
+def pause(request, pk: int):
+    services.pause(own_session(request, pk))
+    messages.info(request, "Paused. Come back to this page when you want to go on.")
+    return redirect("humantest:my-tests")
+
+
+@login_required
+@require_POST
+def resume(request, pk: int):
+    services.resume(own_session(request, pk))
+    return redirect("humantest:session", pk=pk)
+
+
+def read_json(request) -> dict:
+    try:
+        body = json.loads(request.body or b"{}")
+    except (ValueError, UnicodeDecodeError) as error:
+        raise AnswerRefused("body", f"not JSON: {error}") from error
+    if not isinstance(body, dict):
+        raise AnswerRefused("body", "expected a JSON object")
+    return body
+
+
+def result_json(trial: Trial) -> dict:
+    """The result panel's data: only now, with the answer final, may the truth be sent."""
+    kind = KINDS[trial.item.dataset.benchmark]
+    return {
+        "status": trial.status,
+        "answer": trial.answer,
+        "truth": kind.truth(services.unit_for(trial)),
+        "figures": selectors.trial_figures(trial),
+        "result": trial.result,
+        "guidance": trial.session.plan.guidance if trial.kind == Trial.Kind.PRACTICE else "",
+    }
+
+
+@login_required
+@require_POST
+def answer(request, pk: int):
+    trial = own_trial(request, pk)
+    try:
+        body = read_json(request)
+        trial = services.record_answer(trial.pk, request.user, body.get("answer"), body.get("client"))
+    except AnswerRefused as problem:
+        return JsonResponse({"error": problem.message, "field": problem.field}, status=400)
+    except services.TrialClosed as problem:
+        return JsonResponse({"error": str(problem)}, status=409)
+    return JsonResponse(result_json(trial))
+
+
+@login_required
+@require_POST
+def timeout(request, pk: int):
+    trial = own_trial(request, pk)
+    try:
+        body = read_json(request)
+        trial = services.request_timeout(trial.pk, request.user, body.get("client"))
+    except AnswerRefused as problem:
+        return JsonResponse({"error": problem.message, "field": problem.field}, status=400)
+    except services.TrialClosed as problem:
+        return JsonResponse({"error": str(problem)}, status=409)
+    return JsonResponse(result_json(trial))
+
+
+@login_required
+def history(request):
+    rows, totals = selectors.history(request.user)
+    return render(request, "humantest/history.html", {"rows": rows, "totals": totals})
+
+
+# --- researcher ------------------------------------------------------------------------------------
+
+
+@permission_required("humantest.view_testplan", raise_exception=True)
+def plan_list(request):
+    return render(
+        request, "humantest/plan_list.html", {"plans": selectors.plans_for_researcher(request.user)}
+    )
+
+
+@permission_required("humantest.add_testplan", raise_exception=True)
+def plan_new(request):
+    form = TestPlanForm(request.POST or None, user=request.user)
+    if request.method == "POST" and form.is_valid():
+        plan = form.save(commit=False)
+        plan.created_by = request.user
+        plan.save()
+        form.save_m2m()
+        messages.success(
+            request, f"Test plan “{plan.name}” created; invited testers see it on their home page."
+        )
+        return redirect("humantest:plan-results", pk=plan.pk)
+    return render(request, "humantest/plan_form.html", {"form": form})
+
+
+@permission_required("humantest.view_results", raise_exception=True)
+def plan_results(request, pk: int):
+    plan = get_object_or_404(selectors.plans_for_researcher(request.user), pk=pk)
+    results = selectors.plan_results(plan)
+    return render(request, "humantest/plan_results.html", {"plan": plan, **results})
+
+
+EXPORT_COLUMNS = [
+    "plan",
+    "tester",
+    "position",
+    "item",
+    "part",
+    "camera",
+    "status",
+    "answer",
+    "correct",
+    "score",
+    "distance",
+    "served_at",
+    "deadline",
+    "answered_at",
+    "seconds",
+    "client_shown_ms",
+    "client_first_input_ms",
+    "client_submit_ms",
+    "focus_losses",
+    "focus_events",
+]
+
+
+@permission_required("humantest.view_results", raise_exception=True)
+def plan_export(request, pk: int, fmt: str):
+    plan = get_object_or_404(selectors.plans_for_researcher(request.user), pk=pk)
+    rows = selectors.export_rows(plan)
+    if fmt == "json":
+        response = JsonResponse(
+            {"plan": plan.name, "trials": rows}, json_dumps_params={"ensure_ascii": False}
+        )
+    else:
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=EXPORT_COLUMNS)
+        writer.writeheader()
+        for row in rows:
+            writer.writerow(
+                {
+                    **row,
+                    "answer": json.dumps(row["answer"], ensure_ascii=False)
+                    if row["answer"] is not None
+                    else "",
+                    "focus_events": json.dumps(row["focus_events"]),
+                }
+            )
+        response = HttpResponse(buffer.getvalue(), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="plan-{plan.pk}-trials.{fmt}"'
+    return response
