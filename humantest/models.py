@@ -19,6 +19,8 @@ from evaluation.models import Submission
 
 
 class TestPlan(models.Model):
+    __test__ = False  # not a pytest test class
+
     class Draw(models.TextChoices):
         RANDOM = "random", "Random per tester (seeded)"
         FIXED = "fixed", "Fixed list, same for every tester"
@@ -64,6 +66,8 @@ class TestPlan(models.Model):
 
 
 class TestSession(models.Model):
+    __test__ = False
+
     class Status(models.TextChoices):
         BRIEF = "brief", "Not started"
         PRACTICE = "practice", "Practising"

@@ -180,7 +180,14 @@ def results_table(plan: TestPlan, sessions: list[TestSession]) -> Table:
                 item_rows=[row for rows in rows_by_submission.values() for row in rows],
             )
         )
-    return build_table(plan.dataset.benchmark, scored)
+    table = build_table(plan.dataset.benchmark, scored)
+    if any(column.setting for column in table.columns):
+        # TRANCE: a plan is one setting, so only that setting's columns have values.
+        keep = [index for index, column in enumerate(table.columns) if column.setting == plan.setting]
+        table.columns = [table.columns[index] for index in keep]
+        for row in table.rows:
+            row.cells = [row.cells[index] for index in keep]
+    return table
 
 
 def export_rows(plan: TestPlan) -> list[dict[str, Any]]:

@@ -75,6 +75,11 @@ def session_page(request, pk: int):
             return trial_page(request, session, trial)
     if session.status == TestSession.Status.PRACTICE:
         return render(request, "humantest/practice_done.html", context)
+    if session.status == TestSession.Status.PAUSED:
+        tests = session.trials.filter(kind=Trial.Kind.TEST)
+        context["total"] = tests.count()
+        context["done"] = tests.filter(status__in=selectors.FINISHED).count()
+        return render(request, "humantest/paused.html", context)
     if session.status == TestSession.Status.FINISHED:
         rows = [
             {"trial": trial, **selectors.trial_figures(trial)}

@@ -31,3 +31,26 @@ def isolated_storage(settings, tmp_path):
     app.conf.task_always_eager = True
     yield
     app.conf.task_always_eager = False
+
+
+@pytest.fixture(scope="session")
+def trance_files(tmp_path_factory):
+    """12 generated TRANCE samples with their renders (made once per test run, ~2 s)."""
+    from benchmarks.trance.generator import generate
+
+    folder = tmp_path_factory.mktemp("trance-samples")
+    generate(folder, count=12, seed=11, workers=1)
+    return folder
+
+
+@pytest.fixture
+def trance_dataset(trance_files):
+    from benchmarks.services import import_dataset
+
+    return import_dataset(
+        benchmark="trance",
+        data=(trance_files / "data.jsonl").read_bytes(),
+        name="TRANCE test sample",
+        split="val",
+        images_dir=trance_files,
+    )

@@ -49,6 +49,9 @@ function formatSeconds(seconds) {
 
 function showResult(widget, result) {
   closed = true;
+  const clock = document.getElementById("clock");
+  clock.classList.remove("urgent");
+  clock.textContent = result.figures.timed_out ? "time is up" : "answered";
   form.classList.add("closed");
   form.querySelectorAll("input, select, button, textarea").forEach((element) => (element.disabled = true));
   const figures = result.figures;

@@ -1,0 +1,127 @@
+// STE-VQA trial: type the answer and draw the evidence quadrilateral by clicking its 4 corners
+// on the image (Redraw starts again), or type the 8 coordinates. The image's size is known only
+// once it has loaded: the SVG's viewBox is then set to its natural size, so clicks map to image
+// pixels through getScreenCTM().
+const SVG = "http://www.w3.org/2000/svg";
+
+function make(tag, attributes = {}, children = [], namespace = null) {
+  const node = namespace ? document.createElementNS(namespace, tag) : document.createElement(tag);
+  for (const [key, value] of Object.entries(attributes)) {
+    if (key === "text") node.textContent = value;
+    else node.setAttribute(key, value);
+  }
+  node.append(...children);
+  return node;
+}
+
+const svg = (tag, attributes) => make(tag, attributes, [], SVG);
+const pairs = (flat) => [0, 2, 4, 6].filter((i) => i + 1 < flat.length).map((i) => [flat[i], flat[i + 1]]);
+const clamp = (value, high) => Math.min(Math.max(Math.round(value), 0), high);
+const score = (value) => (typeof value === "number" ? value.toFixed(3) : "–");
+
+// A polygon through the points (a line for two) and, if radius is given, a circle on each.
+function shape(points, className, radius) {
+  const nodes = [svg("polygon", { points: points.map((p) => p.join(",")).join(" "), class: className })];
+  if (radius) for (const [cx, cy] of points) nodes.push(svg("circle", { cx, cy, r: radius, class: "corner" }));
+  return nodes;
+}
+
+// Numbers separated by commas or spaces; null unless there are exactly 8.
+function parse(text) {
+  const values = text.split(/[\s,;]+/).filter(Boolean).map(Number);
+  return values.length === 8 && values.every(Number.isFinite) ? values : null;
+}
+
+export function mount(form, view, hooks) {
+  const image = form.querySelector("#image");
+  const layer = form.querySelector("#evidence");
+  const input = form.querySelector("#answer-text");
+  const typed = form.querySelector("#coordinates");
+  const status = form.querySelector("#corners");
+  form.querySelector("#question").textContent = view.question;
+
+  let size = null; // [width, height] in image pixels, once the image has loaded
+  let corners = []; // [[x, y], ...] in image pixels
+  let closed = false;
+  const radius = () => Math.max(4, size[0] / 120);
+
+  function refresh({ keepTyped = false } = {}) {
+    if (size) layer.replaceChildren(...shape(corners, "", radius()));
+    status.textContent = corners.length === 4 ? "4 of 4 corners (Redraw to start again)" : `${corners.length} of 4 corners`;
+    if (!keepTyped) {
+      typed.value = corners.flat().join(", ");
+      typed.removeAttribute("aria-invalid");
+    }
+  }
+
+  image.addEventListener("load", () => {
+    size = [image.naturalWidth, image.naturalHeight];
+    layer.setAttribute("viewBox", `0 0 ${size[0]} ${size[1]}`);
+    refresh({ keepTyped: true });
+  });
+  image.src = view.image;
+
+  layer.addEventListener("click", (event) => {
+    if (closed || !size || corners.length >= 4) return;
+    const point = new DOMPoint(event.clientX, event.clientY).matrixTransform(layer.getScreenCTM().inverse());
+    corners.push([clamp(point.x, size[0]), clamp(point.y, size[1])]);
+    refresh();
+    hooks.touched();
+  });
+  form.querySelector("#redraw").addEventListener("click", () => {
+    corners = [];
+    refresh();
+    hooks.touched();
+  });
+  typed.addEventListener("input", () => {
+    const values = parse(typed.value);
+    const empty = !typed.value.trim();
+    if (values || empty) corners = values ? pairs(values) : [];
+    if (values || empty) typed.removeAttribute("aria-invalid");
+    else typed.setAttribute("aria-invalid", "true");
+    refresh({ keepTyped: true });
+    hooks.touched();
+  });
+  input.addEventListener("input", () => hooks.touched());
+
+  return {
+    answer() {
+      const text = input.value.trim();
+      if (!text) throw new Error("Type your answer as it is written in the picture.");
+      if (typed.hasAttribute("aria-invalid")) throw new Error("Type coordinates: give 8 numbers separated by commas.");
+      if (corners.length < 4) throw new Error(`Click the 4 corners of the evidence (${corners.length} so far).`);
+      return { answer: text, evidence: corners.flat() };
+    },
+    showResult(result, target) {
+      closed = true;
+      const yours = result.answer;
+      const truth = result.truth;
+      const picture = make("div", { class: "picker" }, [make("img", { src: view.image, alt: "" })]);
+      if (size) {
+        const overlay = svg("svg", { viewBox: `0 0 ${size[0]} ${size[1]}`, "aria-hidden": "true" });
+        if (yours) overlay.append(...shape(pairs(yours.evidence), "yours"));
+        overlay.append(...shape(pairs(truth.evidence), "truth"));
+        picture.append(overlay);
+      }
+      const row = (cells) => make("tr", {}, cells.map((text, index) => make(index ? "td" : "th", { text })));
+      const scores = result.result || {};
+      const table = make("table", { class: "grid compare", id: "compare" }, [
+        make("thead", {}, [row(["", "Yours", "Right"])]),
+        make("tbody", {}, [
+          row(["Answer", yours ? yours.answer : "(no answer)", truth.answer]),
+        ]),
+      ]);
+      const figures = make("p", {
+        id: "scores",
+        text: `TC (answer) ${score(scores.TC)} · LC (evidence IoU) ${score(scores.LC)} · CLC ${score(scores.CLC)}`,
+      });
+      const legend = make("p", { class: "muted legend" }, [
+        make("span", { class: "key truth-key" }),
+        " right evidence  ",
+        make("span", { class: "key yours-key" }),
+        " yours",
+      ]);
+      target.replaceChildren(make("div", { class: "result-layout" }, [picture, make("div", {}, [table, figures, legend])]));
+    },
+  };
+}
