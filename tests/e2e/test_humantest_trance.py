@@ -201,3 +201,16 @@ def test_a_tester_practises_then_solves_reorders_reloads_and_times_out(page, scr
     assert page.locator("#history tbody tr").count() == 5  # 4 trials and the practice
     assert "0.750" in page.locator("#totals").text_content()
     keep(screenshot, "humantest-history")
+
+    # The researcher's side: the plan's results, with the tester's row and the pooled one.
+    researcher = make_user("rita", "researcher")
+    page.context.clear_cookies()
+    log_in(page, researcher.username, PASSWORD)
+    page.goto(f"/test/plans/{plan.pk}/")
+    tester_row = page.locator("#testers tbody tr").first
+    assert "tessa" in tester_row.text_content() and "0.750" in tester_row.text_content()
+    assert page.locator("#metrics tr.human").count() == 1
+    keep(screenshot, "humantest-plan-results")
+    page.goto("/test/plans/new/")
+    page.select_option("#id_dataset", str(trance_dataset.pk))
+    keep(screenshot, "humantest-plan-form")

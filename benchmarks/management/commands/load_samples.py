@@ -38,6 +38,7 @@ class Command(BaseCommand):
                 if not options["json"] and not demo_exists(benchmark):
                     self.stdout.write(f"{benchmark}: generating and importing the demo dataset...")
                 report["datasets"][benchmark] = loader(Path(workdir) / benchmark, seed)
+        report["test_plans"] = create_demo_plans()
         if options["json"]:
             self.stdout.write(json.dumps(report))
             return
@@ -46,6 +47,9 @@ class Command(BaseCommand):
         )
         for benchmark, outcome in report["datasets"].items():
             self.stdout.write(f"  {benchmark}: {outcome}")
+        self.stdout.write(
+            f"  test plans for the demo tester: {', '.join(report['test_plans']) or 'already there'}"
+        )
 
 
 def create_demo_users() -> list[str]:
@@ -59,6 +63,44 @@ def create_demo_users() -> list[str]:
             user.save()
         user.groups.add(Group.objects.get(name=role))
     return list(DEMO_USERS)
+
+
+#: One demo test plan per benchmark, all inviting the demo tester: (benchmark, setting, name).
+DEMO_PLANS = (
+    ("trance", "event", "TRANCE Event (demo)"),
+    ("cric", "", "CRIC (demo)"),
+    ("clevrref", "", "CLEVR-Ref+ (demo)"),
+    ("stevqa", "", "STE-VQA (demo)"),
+)
+
+
+def create_demo_plans() -> list[str]:
+    """A short test plan per demo dataset, so the demo tester has something to do."""
+    from humantest.models import TestPlan
+
+    made = []
+    tester = get_user_model().objects.get(username="tester")
+    researcher = get_user_model().objects.get(username="researcher")
+    for benchmark, setting, name in DEMO_PLANS:
+        dataset = Dataset.objects.filter(benchmark=benchmark, name=DEMO_NAME).first()
+        if dataset is None or TestPlan.objects.filter(name=name, dataset=dataset).exists():
+            continue
+        practice = list(dataset.items.order_by("position").values_list("external_id", flat=True)[:2])
+        plan = TestPlan.objects.create(
+            name=name,
+            dataset=dataset,
+            setting=setting,
+            brief="A demo test: a few items, answered as well and as quickly as you can.",
+            guidance="Compare your answer with the right one before you go on.",
+            items_per_tester=6,
+            balance_by="length" if benchmark == "trance" else "",
+            practice_items=practice,
+            time_limit_s=180,
+            created_by=researcher,
+        )
+        plan.testers.add(tester)
+        made.append(name)
+    return made
 
 
 def demo_exists(benchmark: str) -> bool:

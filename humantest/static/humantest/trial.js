@@ -29,6 +29,7 @@ document.addEventListener("visibilitychange", () => record(document.hidden ? "hi
 const hooks = {
   touched() {
     if (client.first_input_ms === undefined) client.first_input_ms = performance.now();
+    problem.textContent = ""; // an earlier refusal no longer applies once the answer changes
   },
 };
 
