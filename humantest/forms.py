@@ -6,6 +6,7 @@ from django import forms
 from django.contrib.auth import get_user_model
 
 from benchmarks.selectors import datasets_for
+from humantest import services
 from humantest.kinds import KINDS
 from humantest.models import TestPlan
 from yardstick.roles import TESTER
@@ -76,29 +77,14 @@ class TestPlanForm(forms.ModelForm):
         dataset = data.get("dataset")
         if dataset is None:
             return data
-        kind = KINDS[dataset.benchmark]
-        setting = data.get("setting") or ""
-        if setting not in kind.settings:
-            allowed = ", ".join(value or "(none)" for value in kind.settings)
-            self.add_error("setting", f"{dataset.get_benchmark_display()} takes the setting {allowed}")
-        balance = data.get("balance_by") or ""
-        if balance and balance not in kind.balance_fields:
-            self.add_error("balance_by", f"{dataset.get_benchmark_display()} items have no field {balance!r}")
-        if balance == "camera" and setting != "view":
-            self.add_error("balance_by", "balancing by final camera needs the View setting")
-        if dataset.benchmark == "stevqa" and dataset.meta.get("layout") != "train":
-            self.add_error(
-                "dataset", "STE-VQA test-layout files name no images: use a training-layout dataset"
-            )
-        known = set(
-            dataset.items.filter(
-                external_id__in=[*data.get("practice_items", []), *data.get("fixed_items", [])]
-            ).values_list("external_id", flat=True)
+        problems = services.plan_problems(
+            dataset=dataset,
+            setting=data.get("setting") or "",
+            balance_by=data.get("balance_by") or "",
+            draw=data.get("draw") or "",
+            practice_items=data.get("practice_items", []),
+            fixed_items=data.get("fixed_items", []),
         )
-        for name in ("practice_items", "fixed_items"):
-            missing = [value for value in data.get(name, []) if value not in known]
-            if missing:
-                self.add_error(name, f"no item {', '.join(missing[:5])} in {dataset}")
-        if data.get("draw") == TestPlan.Draw.FIXED and not data.get("fixed_items"):
-            self.add_error("fixed_items", "a fixed draw needs its list of item ids")
+        for field, message in problems.items():
+            self.add_error(field, message)
         return data

@@ -15,7 +15,7 @@ from collections import defaultdict
 from datetime import timedelta
 from typing import Any
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from evaluation.models import Prediction, Submission
@@ -36,6 +36,48 @@ class TrialClosed(Exception):
 
 class PlanProblem(ValueError):
     """A plan that cannot give a tester their items (nothing is created)."""
+
+
+# --- plans ---------------------------------------------------------------------------------------
+
+
+def plan_problems(
+    *,
+    dataset,
+    setting: str,
+    balance_by: str,
+    draw: str,
+    practice_items: list[str],
+    fixed_items: list[str],
+) -> dict[str, str]:
+    """What is wrong with a plan's choices, by field (empty when it can be created)."""
+    problems: dict[str, str] = {}
+    kind = KINDS[dataset.benchmark]
+    name = dataset.get_benchmark_display()
+    if setting not in kind.settings:
+        problems["setting"] = (
+            f"{name} takes the setting {', '.join(value or '(none)' for value in kind.settings)}"
+        )
+    if balance_by and balance_by not in kind.balance_fields:
+        problems["balance_by"] = f"{name} items have no field {balance_by!r}"
+    elif balance_by == "camera" and setting != "view":
+        problems["balance_by"] = "balancing by final camera needs the View setting"
+    if not dataset.has_media:
+        problems["dataset"] = "testers need the images: import the dataset with its images"
+    elif dataset.benchmark == "stevqa" and dataset.meta.get("layout") != "train":
+        problems["dataset"] = "STE-VQA test-layout files name no images: use a training-layout dataset"
+    known = set(
+        dataset.items.filter(external_id__in=[*practice_items, *fixed_items]).values_list(
+            "external_id", flat=True
+        )
+    )
+    for field, values in (("practice_items", practice_items), ("fixed_items", fixed_items)):
+        missing = [value for value in values if value not in known]
+        if missing:
+            problems[field] = f"no item {', '.join(missing[:5])} in {dataset}"
+    if draw == TestPlan.Draw.FIXED and not fixed_items:
+        problems["fixed_items"] = "a fixed draw needs its list of item ids"
+    return problems
 
 
 # --- drawing ---------------------------------------------------------------------------------------
@@ -119,6 +161,14 @@ def start_session(plan: TestPlan, tester) -> TestSession:
     if existing:
         return existing
     units = draw_units(plan, tester)
+    try:
+        return create_session(plan, tester, units)
+    except IntegrityError:
+        # The same tester opened the test twice at once: the other request made the session.
+        return TestSession.objects.get(plan=plan, tester=tester)
+
+
+def create_session(plan: TestPlan, tester, units) -> TestSession:
     with transaction.atomic():
         submission = Submission.objects.create(
             dataset=plan.dataset,

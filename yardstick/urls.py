@@ -9,12 +9,14 @@ from rest_framework.routers import DefaultRouter
 
 from benchmarks.api import DatasetViewSet, ImportJobViewSet
 from evaluation.api import SubmissionViewSet
+from humantest.api import TestPlanViewSet
 from yardstick import views
 
 router = DefaultRouter()
 router.register("datasets", DatasetViewSet, basename="dataset")
 router.register("imports", ImportJobViewSet, basename="importjob")
 router.register("submissions", SubmissionViewSet, basename="submission")
+router.register("test-plans", TestPlanViewSet, basename="testplan")
 
 urlpatterns = [
     path("", views.home, name="home"),

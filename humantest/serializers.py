@@ -1,0 +1,60 @@
+from django.contrib.auth import get_user_model
+from rest_framework import serializers
+
+from humantest import services
+from humantest.models import TestPlan
+from yardstick.roles import TESTER
+
+
+class TestPlanSerializer(serializers.ModelSerializer):
+    """A test plan. POST one to invite testers; its results and trials have their own endpoints."""
+
+    __test__ = False  # not a pytest test class
+
+    testers = serializers.SlugRelatedField(
+        slug_field="username",
+        many=True,
+        queryset=get_user_model().objects.filter(groups__name=TESTER).distinct(),
+        help_text="Usernames of the invited testers (users with the tester role).",
+    )
+    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    pooled_submission = serializers.PrimaryKeyRelatedField(read_only=True)
+    practice_items = serializers.ListField(child=serializers.CharField(), required=False)
+    fixed_items = serializers.ListField(child=serializers.CharField(), required=False)
+
+    class Meta:
+        model = TestPlan
+        fields = [
+            "id",
+            "name",
+            "dataset",
+            "setting",
+            "row_label",
+            "brief",
+            "guidance",
+            "items_per_tester",
+            "draw",
+            "seed",
+            "balance_by",
+            "fixed_items",
+            "practice_items",
+            "time_limit_s",
+            "testers",
+            "pooled_submission",
+            "created_by",
+            "created_at",
+        ]
+        read_only_fields = ["id", "pooled_submission", "created_by", "created_at"]
+
+    def validate(self, data):
+        problems = services.plan_problems(
+            dataset=data["dataset"],
+            setting=data.get("setting", ""),
+            balance_by=data.get("balance_by", ""),
+            draw=data.get("draw", TestPlan.Draw.RANDOM),
+            practice_items=data.get("practice_items", []),
+            fixed_items=data.get("fixed_items", []),
+        )
+        if problems:
+            raise serializers.ValidationError({field: [message] for field, message in problems.items()})
+        return data
