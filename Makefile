@@ -8,7 +8,7 @@ RUN_PACKAGES := fonts-wqy-microhei fonts-dejavu-core
 TEST_PACKAGES := $(RUN_PACKAGES) chromium postgresql
 PG_URL = $(shell scripts/test-postgres.sh url)
 
-.PHONY: run test test-sqlite test-postgres lint format perf clean system-run system-test
+.PHONY: run test test-sqlite test-postgres screenshots lint format perf clean system-run system-test
 
 run: $(VENV)/.run-installed node_modules/.installed system-run
 	mkdir -p var
@@ -26,6 +26,10 @@ test-sqlite: $(VENV)/.test-installed
 test-postgres: $(VENV)/.test-installed
 	scripts/test-postgres.sh start
 	DATABASE_URL=$(PG_URL) $(PY) -m pytest -m "not slow"
+
+# Browser tests that also refresh the pictures in docs/screenshots/ (look at them before committing).
+screenshots: $(VENV)/.test-installed node_modules/.installed
+	DOC_SCREENSHOTS=1 $(PY) -m pytest tests/e2e -q
 
 lint: $(VENV)/.test-installed
 	$(VENV)/bin/ruff check .

@@ -18,6 +18,15 @@ CHROMIUM_FLAGS = [
     "--disable-dev-shm-usage",
 ]
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "var" / "screenshots"
+DOC_SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+
+
+def for_docs(path: Path) -> None:
+    """Copy a screenshot into docs/screenshots/ when asked to (`make screenshots`), so that an
+    ordinary test run leaves the working tree untouched."""
+    if os.environ.get("DOC_SCREENSHOTS") == "1":
+        DOC_SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, DOC_SCREENSHOTS / path.name)
 
 
 @pytest.fixture(scope="session")

@@ -2,20 +2,16 @@
 a reload in the middle of a trial, a timed-out trial, the finished page and the history."""
 
 import json
-import shutil
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 from django.utils import timezone
 
 from humantest.models import TestPlan, TestSession, Trial
-from tests.e2e.conftest import log_in
+from tests.e2e.conftest import for_docs, log_in
 from tests.factories import PASSWORD, make_user
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
-
-DOCS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 
 
 def steps_of(item):
@@ -50,9 +46,7 @@ def current(page):
 
 
 def keep(screenshot, name):
-    path = screenshot(name)
-    DOCS.mkdir(parents=True, exist_ok=True)
-    shutil.copy(path, DOCS / f"{name}.png")
+    for_docs(screenshot(name))
 
 
 def test_a_tester_practises_then_solves_reorders_reloads_and_times_out(page, screenshot, trance_dataset):

@@ -3,11 +3,10 @@
 Each test imports a few generated images, invites a tester to a one-trial plan, opens the trial
 from the tester's list, checks that an incomplete answer is refused in the page (and nothing is
 stored), answers right by clicking boxes or corners, and checks the result panel and the stored
-trial and prediction. Screenshots go to var/screenshots/ and are copied to docs/screenshots/.
+trial and prediction. Screenshots go to var/screenshots/ (and to docs/screenshots/ with `make screenshots`).
 """
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -17,12 +16,11 @@ from benchmarks.services import import_dataset
 from humantest.kinds import KINDS
 from humantest.models import TestPlan, TestSession, Trial
 from humantest.services import unit_for
-from tests.e2e.conftest import log_in
+from tests.e2e.conftest import for_docs, log_in
 from tests.factories import PASSWORD, make_user
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
-DOCS_SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 IMAGES_LOADED = "[...document.querySelectorAll('#trial img, #comparison img')].every(i => i.naturalWidth > 0)"
 
 
@@ -85,9 +83,8 @@ def submit_right_answer(page, screenshot, trial: Trial, name: str) -> list[Path]
 
 
 def publish(shots: list[Path]) -> None:
-    DOCS_SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     for shot in shots:
-        shutil.copy(shot, DOCS_SCREENSHOTS / shot.name)
+        for_docs(shot)
 
 
 def draw_order(candidates: list[dict]) -> list[dict]:
