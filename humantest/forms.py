@@ -84,6 +84,7 @@ class TestPlanForm(forms.ModelForm):
             draw=data.get("draw") or "",
             practice_items=data.get("practice_items", []),
             fixed_items=data.get("fixed_items", []),
+            row_label=data.get("row_label") or "Human",
         )
         for field, message in problems.items():
             self.add_error(field, message)

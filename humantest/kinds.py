@@ -114,7 +114,7 @@ class TranceKind(TrialKind):
     benchmark = "trance"
     settings = ("basic", "event", "view")
     balance_fields = {"length": "Number of transformations", "camera": "Final camera (View)"}
-    headline = ("Acc", ("Acc",), "correct")
+    headline = ("AD", ("AD",), "dist")  # accuracy is shown anyway; the mean distance adds to it
 
     def eligible(self, item: Any, setting: str) -> bool:
         # Basic is the one-step setting: its answer is a single transformation.

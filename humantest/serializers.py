@@ -54,6 +54,7 @@ class TestPlanSerializer(serializers.ModelSerializer):
             draw=data.get("draw", TestPlan.Draw.RANDOM),
             practice_items=data.get("practice_items", []),
             fixed_items=data.get("fixed_items", []),
+            row_label=data.get("row_label", "Human"),
         )
         if problems:
             raise serializers.ValidationError({field: [message] for field, message in problems.items()})

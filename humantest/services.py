@@ -49,6 +49,7 @@ def plan_problems(
     draw: str,
     practice_items: list[str],
     fixed_items: list[str],
+    row_label: str = "Human",
 ) -> dict[str, str]:
     """What is wrong with a plan's choices, by field (empty when it can be created)."""
     problems: dict[str, str] = {}
@@ -77,6 +78,10 @@ def plan_problems(
             problems[field] = f"no item {', '.join(missing[:5])} in {dataset}"
     if draw == TestPlan.Draw.FIXED and not fixed_items:
         problems["fixed_items"] = "a fixed draw needs its list of item ids"
+    if TestPlan.objects.filter(dataset=dataset, setting=setting, row_label=row_label).exists():
+        problems["row_label"] = (
+            f"another plan on {dataset} already reports its testers as {row_label!r}: choose another row label"
+        )
     return problems
 
 

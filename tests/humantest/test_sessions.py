@@ -448,3 +448,36 @@ def test_researchers_create_plans_in_the_browser_and_bad_plans_are_refused(tranc
     client.logout()
     logged_in(client, tester)
     assert "Paper replication" in client.get("/").content.decode()
+
+
+def test_deleting_a_plan_takes_its_human_rows_out_of_the_report(
+    trance_dataset, django_capture_on_commit_callbacks
+):
+    tester = make_user("alice", "tester")
+    plan = make_plan(trance_dataset, tester, items_per_tester=2)
+    with django_capture_on_commit_callbacks(execute=True):
+        answer_all(plan, tester, right=True)
+    assert [row.label for row in report_table(trance_dataset).rows] == ["Human"]
+    plan.delete()
+    assert report_table(trance_dataset).rows == []
+    assert not trance_dataset.submissions.exists()
+
+
+def test_a_second_plan_with_the_same_row_label_is_refused(trance_dataset, client):
+    researcher = make_user("rita", "researcher")
+    tester = make_user("tom", "tester")
+    make_plan(trance_dataset, tester, row_label="Human")
+    logged_in(client, researcher)
+    form = {
+        "name": "Second",
+        "dataset": trance_dataset.pk,
+        "setting": "event",
+        "row_label": "Human",
+        "items_per_tester": 5,
+        "draw": "random",
+        "seed": 0,
+        "testers": [tester.pk],
+    }
+    response = client.post("/test/plans/new/", form)
+    assert "row_label" in response.context["form"].errors
+    assert client.post("/test/plans/new/", {**form, "row_label": "Human (novices)"}).status_code == 302
