@@ -97,6 +97,10 @@ class TrialKind:
     def correct(self, row: dict[str, Any]) -> bool | None:
         raise NotImplementedError
 
+    def explain(self, unit: Unit, answer: Any) -> list[str]:
+        """Why the answer scored as it did, in sentences for the result panel (after the answer)."""
+        return []
+
 
 def official(item: Any) -> dict[str, Any]:
     return format_module(item.dataset.benchmark).to_official(item.payload, item.ground_truth)
@@ -200,6 +204,36 @@ class TranceKind(TrialKind):
 
     def correct(self, row: dict[str, Any]) -> bool | None:
         return bool(row.get("correct"))
+
+    def explain(self, unit: Unit, answer: Any) -> list[str]:
+        """Where the state the answer leads to differs from the true final state, object by object."""
+        from benchmarks.trance.simulator import InvalidStep, apply_steps, positions_match
+
+        initial = unit.item.payload["initial"]["objects"]
+        final = unit.item.ground_truth.get("final_objects") or []
+        try:
+            outcome = apply_steps(initial, answer or [])
+        except InvalidStep as problem:
+            return [f"Your steps cannot be applied: {problem}."]
+        lines = []
+        if outcome.overlap_error:
+            lines.append("One of your steps makes an object overlap another one.")
+        if outcome.invalid_position_error:
+            lines.append("One of your steps moves an object off the plane.")
+        for index, (predicted, true) in enumerate(zip(outcome.objects, final, strict=False)):
+            for attr in ("color", "material", "shape", "size"):
+                if predicted[attr] != true[attr]:
+                    lines.append(
+                        f"Object {index}: your {attr} is {predicted[attr]}, the final scene shows {true[attr]}."
+                    )
+            if not positions_match(predicted["position"], true["position"]):
+                lines.append(
+                    f"Object {index}: your steps put it at {tuple(predicted['position'])}, "
+                    f"the final scene has it at {tuple(true['position'])}."
+                )
+        if not lines:
+            lines.append("Your steps lead exactly to the final scene.")
+        return lines
 
 
 # --- CRIC ----------------------------------------------------------------------------------------

@@ -167,10 +167,12 @@ def read_json(request) -> dict:
 def result_json(trial: Trial) -> dict:
     """The result panel's data: only now, with the answer final, may the truth be sent."""
     kind = KINDS[trial.item.dataset.benchmark]
+    unit = services.unit_for(trial)
     return {
         "status": trial.status,
         "answer": trial.answer,
-        "truth": kind.truth(services.unit_for(trial)),
+        "truth": kind.truth(unit),
+        "why": kind.explain(unit, trial.answer),
         "figures": selectors.trial_figures(trial),
         "result": trial.result,
         "guidance": trial.session.plan.guidance if trial.kind == Trial.Kind.PRACTICE else "",

@@ -100,6 +100,7 @@ def test_a_tester_practises_then_solves_reorders_reloads_and_times_out(page, scr
     page.wait_for_selector("#result:not([hidden])")
     assert "Compare the table" in page.locator("#guidance").text_content()
     assert page.locator("#compare tbody tr").count() >= 1
+    assert page.locator("#why li").first.text_content().startswith("Object ")  # why it was wrong
     keep(screenshot, "humantest-practice-result")
     page.click("#next")
     bodies.clear()  # the practice answer's truth was allowed; from here on, the test trials
@@ -132,6 +133,7 @@ def test_a_tester_practises_then_solves_reorders_reloads_and_times_out(page, scr
     page.click("#submit")
     page.wait_for_selector("#result:not([hidden])")
     assert page.locator("#verdict").text_content() == "Correct"
+    assert page.locator("#why").text_content() == "Your steps lead exactly to the final scene."
     keep(screenshot, "humantest-trance-result")
     trial.refresh_from_db()
     assert trial.answer == truth and trial.status == Trial.Status.ANSWERED

@@ -61,8 +61,9 @@ function showResult(widget, result) {
   else verdict.textContent = figures.correct ? "Correct" : "Not correct";
   verdict.className = figures.correct ? "good" : "bad";
   const parts = [`Time used: ${formatSeconds(figures.seconds)}`];
-  if (figures.distance !== null && figures.distance !== undefined) parts.push(`distance: ${figures.distance}`);
-  if (figures.headline_label && figures.headline !== null && typeof figures.headline === "number")
+  const hasDistance = figures.distance !== null && figures.distance !== undefined;
+  if (hasDistance) parts.push(`distance: ${figures.distance}`);
+  else if (figures.headline_label && typeof figures.headline === "number")
     parts.push(`${figures.headline_label}: ${figures.headline.toFixed(3)}`);
   document.getElementById("figures").textContent = parts.join(" · ");
   if (result.guidance) {
@@ -71,6 +72,15 @@ function showResult(widget, result) {
     guidance.hidden = false;
   }
   widget.showResult(result, document.getElementById("comparison"));
+  const why = document.getElementById("why");
+  why.replaceChildren(
+    ...(result.why || []).map((line) => {
+      const item = document.createElement("li");
+      item.textContent = line;
+      return item;
+    }),
+  );
+  why.hidden = !why.children.length;
   document.getElementById("result").hidden = false;
   document.getElementById("next").focus();
 }
