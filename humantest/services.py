@@ -15,6 +15,7 @@ from collections import defaultdict
 from datetime import timedelta
 from typing import Any
 
+from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -273,10 +274,13 @@ def current_trial(session: TestSession) -> tuple[Trial | None, list[Trial]]:
         if trial.status == Trial.Status.WAITING:
             limit = session.plan.time_limit_s
             deadline = now + timedelta(seconds=limit) if limit else None
-            Trial.objects.filter(pk=trial.pk, status=Trial.Status.WAITING).update(
+            updated = Trial.objects.filter(pk=trial.pk, status=Trial.Status.WAITING).update(
                 status=Trial.Status.SERVED, served_at=now, deadline=deadline
             )
-            trial.refresh_from_db(fields=["status", "served_at", "deadline"])
+            if updated:
+                trial.status, trial.served_at, trial.deadline = Trial.Status.SERVED, now, deadline
+            else:  # another request served it a moment ago: its times are the ones that count
+                trial.refresh_from_db(fields=["status", "served_at", "deadline"])
         if trial.deadline is not None and now > trial.deadline + NETWORK_GRACE:
             close_timed_out(trial)
             expired.append(trial)
@@ -355,16 +359,20 @@ def score_one(trial: Trial, answer: Any) -> dict[str, Any]:
 def record_answer(trial_pk: int, tester, raw_answer: Any, raw_client: Any) -> Trial:
     """Store and score the tester's answer to an open trial; TrialClosed if it is not open.
 
+    PermissionDenied when the trial is another tester's; Trial.DoesNotExist when there is none.
+
     AnswerRefused (bad answer or client data) changes nothing. An answer that arrives after the
     deadline (plus NETWORK_GRACE) closes the trial as timed out instead.
     """
-    client = clean_client(raw_client)
     with transaction.atomic():
         trial = (
-            Trial.objects.select_for_update()
+            Trial.objects.select_for_update(of=("self",))
             .select_related("session__plan", "item__dataset", "item__scene")
-            .get(pk=trial_pk, session__tester=tester)
+            .get(pk=trial_pk)
         )
+        if trial.session.tester_id != tester.pk:
+            raise PermissionDenied("this is another tester's trial")
+        client = clean_client(raw_client)
         if trial.status != Trial.Status.SERVED:
             raise TrialClosed(f"trial {trial.position + 1} is already {trial.get_status_display().lower()}")
         now = timezone.now()
@@ -386,13 +394,15 @@ def record_answer(trial_pk: int, tester, raw_answer: Any, raw_client: Any) -> Tr
 
 def request_timeout(trial_pk: int, tester, raw_client: Any) -> Trial:
     """The browser's countdown reached zero: close the trial if the server's clock agrees."""
-    client = clean_client(raw_client)
     with transaction.atomic():
         trial = (
-            Trial.objects.select_for_update()
+            Trial.objects.select_for_update(of=("self",))
             .select_related("session__plan", "item__dataset", "item__scene")
-            .get(pk=trial_pk, session__tester=tester)
+            .get(pk=trial_pk)
         )
+        if trial.session.tester_id != tester.pk:
+            raise PermissionDenied("this is another tester's trial")
+        client = clean_client(raw_client)
         if trial.status != Trial.Status.SERVED:
             raise TrialClosed(f"trial {trial.position + 1} is already {trial.get_status_display().lower()}")
         if trial.deadline is None or timezone.now() < trial.deadline - EARLY_TIMEOUT:
@@ -424,15 +434,25 @@ def store_prediction(trial: Trial) -> None:
     if trial.kind != Trial.Kind.TEST:
         return
     session = trial.session
-    Prediction.objects.update_or_create(
-        submission_id=session.submission_id,
-        item_id=trial.item_id,
-        defaults={"answer": trial.answer, "score": trial.result},
+    # One upsert on the (submission, item) constraint instead of update_or_create's six queries.
+    Prediction.objects.bulk_create(
+        [
+            Prediction(
+                submission_id=session.submission_id,
+                item_id=trial.item_id,
+                answer=trial.answer,
+                score=trial.result,
+            )
+        ],
+        update_conflicts=True,
+        unique_fields=["submission", "item"],
+        update_fields=["answer", "score"],
     )
-    from humantest.tasks import summarize
+    from humantest.tasks import schedule_pooled, summarize_session
 
     plan_pk, session_pk = session.plan_id, session.pk
-    transaction.on_commit(lambda: summarize.delay(plan_pk, session_pk))
+    transaction.on_commit(lambda: summarize_session.delay(session_pk))
+    transaction.on_commit(lambda: schedule_pooled(plan_pk))
 
 
 # --- summaries -------------------------------------------------------------------------------------

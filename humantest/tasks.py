@@ -3,17 +3,42 @@
 from __future__ import annotations
 
 from celery import shared_task
+from django.core.cache import cache
+
+#: The pooled row is re-scored at most once per this many seconds per plan: it scores every
+#: finished trial of the plan, so doing it after every answer would cost the square of the plan.
+POOLED_DELAY_S = 15
+
+
+def pooled_key(plan_pk: int) -> str:
+    return f"humantest:pooled-scheduled:{plan_pk}"
+
+
+def schedule_pooled(plan_pk: int) -> None:
+    """Queue one re-scoring of the plan's pooled row, unless one is already waiting."""
+    if cache.add(pooled_key(plan_pk), 1, timeout=POOLED_DELAY_S * 10):
+        summarize_pooled.apply_async((plan_pk,), countdown=POOLED_DELAY_S)
 
 
 @shared_task
-def summarize(plan_pk: int, session_pk: int) -> None:
-    """Re-score the tester's submission and the plan's pooled human row after an answer."""
-    from humantest.models import TestPlan, TestSession
-    from humantest.services import summarize_plan, summarize_session
+def summarize_session(session_pk: int) -> None:
+    """Re-score the tester's own submission (their finished trials only: cheap)."""
+    from humantest.models import TestSession
+    from humantest.services import summarize_session as summarize
 
     session = TestSession.objects.select_related("plan__dataset", "submission").filter(pk=session_pk).first()
     if session is not None:
-        summarize_session(session)
+        summarize(session)
+
+
+@shared_task
+def summarize_pooled(plan_pk: int) -> None:
+    """Re-score the plan's pooled row (the report's human row) from every finished trial."""
+    from humantest.models import TestPlan
+    from humantest.services import summarize_plan
+
+    # Cleared first: an answer arriving while this runs schedules the next run.
+    cache.delete(pooled_key(plan_pk))
     plan = TestPlan.objects.select_related("dataset").filter(pk=plan_pk).first()
     if plan is not None:
         summarize_plan(plan)

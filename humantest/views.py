@@ -13,7 +13,7 @@ import json
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required, permission_required
 from django.core.exceptions import PermissionDenied
-from django.http import HttpResponse, JsonResponse
+from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -29,13 +29,6 @@ def own_session(request, pk: int) -> TestSession:
     if session.tester_id != request.user.pk:
         raise PermissionDenied("this is another tester's session")
     return session
-
-
-def own_trial(request, pk: int) -> Trial:
-    trial = get_object_or_404(Trial.objects.select_related("session"), pk=pk)
-    if trial.session.tester_id != request.user.pk:
-        raise PermissionDenied("this is another tester's trial")
-    return trial
 
 
 # --- tester ----------------------------------------------------------------------------------------
@@ -182,10 +175,11 @@ def result_json(trial: Trial) -> dict:
 @login_required
 @require_POST
 def answer(request, pk: int):
-    trial = own_trial(request, pk)
     try:
         body = read_json(request)
-        trial = services.record_answer(trial.pk, request.user, body.get("answer"), body.get("client"))
+        trial = services.record_answer(pk, request.user, body.get("answer"), body.get("client"))
+    except Trial.DoesNotExist as missing:
+        raise Http404("no such trial") from missing
     except AnswerRefused as problem:
         return JsonResponse({"error": problem.message, "field": problem.field}, status=400)
     except services.TrialClosed as problem:
@@ -196,10 +190,11 @@ def answer(request, pk: int):
 @login_required
 @require_POST
 def timeout(request, pk: int):
-    trial = own_trial(request, pk)
     try:
         body = read_json(request)
-        trial = services.request_timeout(trial.pk, request.user, body.get("client"))
+        trial = services.request_timeout(pk, request.user, body.get("client"))
+    except Trial.DoesNotExist as missing:
+        raise Http404("no such trial") from missing
     except AnswerRefused as problem:
         return JsonResponse({"error": problem.message, "field": problem.field}, status=400)
     except services.TrialClosed as problem:

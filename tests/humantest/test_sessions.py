@@ -481,3 +481,29 @@ def test_a_second_plan_with_the_same_row_label_is_refused(trance_dataset, client
     response = client.post("/test/plans/new/", form)
     assert "row_label" in response.context["form"].errors
     assert client.post("/test/plans/new/", {**form, "row_label": "Human (novices)"}).status_code == 302
+
+
+def test_the_pooled_row_is_rescored_once_per_waiting_period_not_after_every_answer(
+    trance_dataset, django_capture_on_commit_callbacks
+):
+    from django.core.cache import cache
+
+    from humantest.tasks import pooled_key
+
+    tester = make_user("alice", "tester")
+    plan = make_plan(trance_dataset, tester, items_per_tester=2)
+    session = services.begin_test(services.start_session(plan, tester))
+    cache.add(pooled_key(plan.pk), 1)  # a re-scoring is already waiting
+    with django_capture_on_commit_callbacks(execute=True):
+        trial, _ = services.current_trial(session)
+        services.record_answer(trial.pk, tester, {"steps": steps_of(trial.item)}, {})
+    plan.refresh_from_db()
+    session.submission.refresh_from_db()
+    assert plan.pooled_submission is None  # not scored again: the waiting run will do it
+    assert session.submission.summary["n"] == 1  # the tester's own row is always fresh
+    cache.delete(pooled_key(plan.pk))  # the waiting run has started
+    with django_capture_on_commit_callbacks(execute=True):
+        trial, _ = services.current_trial(session)
+        services.record_answer(trial.pk, tester, {"steps": steps_of(trial.item)}, {})
+    plan.refresh_from_db()
+    assert plan.pooled_submission.summary["n"] == 2
