@@ -43,6 +43,7 @@ perf: $(VENV)/.test-installed
 	$(PY) perf/import_cric.py
 	$(PY) perf/render.py
 	$(PY) perf/generate_trance.py
+	$(PY) perf/humantest_load.py
 
 system-run:
 	scripts/system-packages.sh $(RUN_PACKAGES)
