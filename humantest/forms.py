@@ -58,6 +58,7 @@ class TestPlanForm(forms.ModelForm):
             "time_limit_s",
             "testers",
         ]
+        labels = {"time_limit_s": "Time limit (seconds)", "items_per_tester": "Items per tester"}
         widgets = {
             "testers": forms.CheckboxSelectMultiple,
             "brief": forms.Textarea(attrs={"rows": 3}),

@@ -156,7 +156,12 @@ def test_a_tester_practises_then_solves_reorders_reloads_and_times_out(page, scr
     page.wait_for_selector("#result:not([hidden])")
     trial.refresh_from_db()
     assert trial.answer == truth
-    page.click("#next")
+    # Pause between trials, and come back (another day, as far as the server cares).
+    page.click("#pause")
+    page.wait_for_selector("#my-tests")
+    assert "Paused" in page.locator("#my-tests").text_content()
+    assert TestSession.objects.get(plan=plan, tester=tester).status == TestSession.Status.PAUSED
+    page.click("#my-tests button:has-text('Resume')")
 
     # Trial 3: a reload in the middle gives the same trial with the same start time.
     page.wait_for_selector("body[data-trial-ready]")
@@ -207,6 +212,24 @@ def test_a_tester_practises_then_solves_reorders_reloads_and_times_out(page, scr
     assert "tessa" in tester_row.text_content() and "0.750" in tester_row.text_content()
     assert page.locator("#metrics tr.human").count() == 1
     keep(screenshot, "humantest-plan-results")
-    page.goto("/test/plans/new/")
+    page.goto("/test/plans/")
+    assert plan.name in page.locator("#plans").text_content()
+    page.click("text=New test plan")
+    page.fill("#id_name", "TRANCE View, second group")
     page.select_option("#id_dataset", str(trance_dataset.pk))
+    page.select_option("#id_setting", "view")
+    page.fill("#id_row_label", "Human (group 2)")
+    page.fill("#id_items_per_tester", "6")
+    page.select_option("#id_balance_by", "camera")
+    page.fill("#id_practice_items", "0, 999")
+    page.fill("#id_time_limit_s", "90")
+    page.check(f"#plan-form input[name=testers][value='{tester.pk}']")
     keep(screenshot, "humantest-plan-form")
+    page.click("#plan-form button[type=submit]")
+    assert "no item 999" in page.locator("#field-practice_items").text_content()  # refused, named
+    assert TestPlan.objects.count() == 1
+    page.fill("#id_practice_items", "0")
+    page.click("#plan-form button[type=submit]")
+    page.wait_for_selector("#testers")
+    second = TestPlan.objects.get(name="TRANCE View, second group")
+    assert second.setting == "view" and second.balance_by == "camera" and list(second.testers.all()) == [tester]
