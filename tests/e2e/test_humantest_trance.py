@@ -232,4 +232,6 @@ def test_a_tester_practises_then_solves_reorders_reloads_and_times_out(page, scr
     page.click("#plan-form button[type=submit]")
     page.wait_for_selector("#testers")
     second = TestPlan.objects.get(name="TRANCE View, second group")
-    assert second.setting == "view" and second.balance_by == "camera" and list(second.testers.all()) == [tester]
+    assert (
+        second.setting == "view" and second.balance_by == "camera" and list(second.testers.all()) == [tester]
+    )
