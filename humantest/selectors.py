@@ -190,6 +190,31 @@ def results_table(plan: TestPlan, sessions: list[TestSession]) -> Table:
     return table
 
 
+#: The columns of a trial export, in order (the keys of each `export_rows` row).
+EXPORT_FIELDS = [
+    "plan",
+    "tester",
+    "position",
+    "item",
+    "part",
+    "camera",
+    "status",
+    "answer",
+    "correct",
+    "score",
+    "distance",
+    "served_at",
+    "deadline",
+    "answered_at",
+    "seconds",
+    "client_shown_ms",
+    "client_first_input_ms",
+    "client_submit_ms",
+    "focus_losses",
+    "focus_events",
+]
+
+
 def export_rows(plan: TestPlan) -> list[dict[str, Any]]:
     """One row per finished test trial: who, what, the answer, correctness, server and client times."""
     trials = (

@@ -74,11 +74,8 @@ def session_page(request, pk: int):
         context["done"] = tests.filter(status__in=selectors.FINISHED).count()
         return render(request, "humantest/paused.html", context)
     if session.status == TestSession.Status.FINISHED:
-        rows = [
-            {"trial": trial, **selectors.trial_figures(trial)}
-            for trial in session.trials.filter(kind=Trial.Kind.TEST).select_related("item__dataset")
-        ]
-        context["result"] = selectors.tester_result(request.user.username, [row["trial"] for row in rows])
+        trials = session.trials.filter(kind=Trial.Kind.TEST).select_related("item__dataset")
+        context["result"] = selectors.tester_result(request.user.username, list(trials))
         return render(request, "humantest/finished.html", context)
     context["has_practice"] = bool(plan.practice_items)
     return render(request, "humantest/brief.html", context)
@@ -93,11 +90,9 @@ def trial_page(request, session: TestSession, trial: Trial):
         "setting": session.plan.setting,
         "practice": trial.kind == Trial.Kind.PRACTICE,
         "remaining_ms": services.remaining_ms(trial),
-        "limit_s": session.plan.time_limit_s,
         "served_at": trial.served_at.isoformat(),
         "answer_url": reverse("humantest:answer", args=[trial.pk]),
         "timeout_url": reverse("humantest:timeout", args=[trial.pk]),
-        "next_url": reverse("humantest:session", args=[session.pk]),
         "view": kind.view(services.unit_for(trial)),
     }
     context = {
@@ -240,30 +235,6 @@ def plan_results(request, pk: int):
     return render(request, "humantest/plan_results.html", {"plan": plan, **results})
 
 
-EXPORT_COLUMNS = [
-    "plan",
-    "tester",
-    "position",
-    "item",
-    "part",
-    "camera",
-    "status",
-    "answer",
-    "correct",
-    "score",
-    "distance",
-    "served_at",
-    "deadline",
-    "answered_at",
-    "seconds",
-    "client_shown_ms",
-    "client_first_input_ms",
-    "client_submit_ms",
-    "focus_losses",
-    "focus_events",
-]
-
-
 @permission_required("humantest.view_results", raise_exception=True)
 def plan_export(request, pk: int, fmt: str):
     plan = get_object_or_404(selectors.plans_for_researcher(request.user), pk=pk)
@@ -274,7 +245,7 @@ def plan_export(request, pk: int, fmt: str):
         )
     else:
         buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, fieldnames=EXPORT_COLUMNS)
+        writer = csv.DictWriter(buffer, fieldnames=selectors.EXPORT_FIELDS)
         writer.writeheader()
         for row in rows:
             writer.writerow(

@@ -12,6 +12,7 @@ from evaluation.models import Prediction
 from evaluation.selectors import report_table
 from humantest import services
 from humantest.models import TestPlan, TestSession, Trial
+from humantest.selectors import EXPORT_FIELDS
 from tests.factories import PASSWORD, make_user
 
 pytestmark = pytest.mark.django_db
@@ -415,6 +416,7 @@ def test_results_pool_testers_into_the_report_human_row_and_export_every_trial(
     assert {row["correct"] for row in rows if row["tester"] == "alice"} == {"True"}
     assert all(row["client_submit_ms"] == "2000.0" for row in rows)
     as_json = client.get(f"/test/plans/{plan.pk}/trials.json").json()
+    assert list(as_json["trials"][0]) == list(rows[0]) == EXPORT_FIELDS  # CSV and JSON: the same columns
     assert len(as_json["trials"]) == 6 and as_json["trials"][0]["answer"]
 
 
