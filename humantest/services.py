@@ -356,6 +356,25 @@ def score_one(trial: Trial, answer: Any) -> dict[str, Any]:
     return scored.items[0]
 
 
+def lock_open_trial(trial_pk: int, tester, raw_client: Any) -> tuple[Trial, dict[str, Any]]:
+    """The tester's open trial, locked until the transaction ends, and the checked client data.
+
+    Only the trial's row is locked (PostgreSQL cannot lock the nullable side of the outer join to
+    the item's scene). PermissionDenied for another tester's trial, TrialClosed for a closed one.
+    """
+    trial = (
+        Trial.objects.select_for_update(of=("self",))
+        .select_related("session__plan", "item__dataset", "item__scene")
+        .get(pk=trial_pk)
+    )
+    if trial.session.tester_id != tester.pk:
+        raise PermissionDenied("this is another tester's trial")
+    client = clean_client(raw_client)
+    if trial.status != Trial.Status.SERVED:
+        raise TrialClosed(f"trial {trial.position + 1} is already {trial.get_status_display().lower()}")
+    return trial, client
+
+
 def record_answer(trial_pk: int, tester, raw_answer: Any, raw_client: Any) -> Trial:
     """Store and score the tester's answer to an open trial; TrialClosed if it is not open.
 
@@ -365,16 +384,7 @@ def record_answer(trial_pk: int, tester, raw_answer: Any, raw_client: Any) -> Tr
     deadline (plus NETWORK_GRACE) closes the trial as timed out instead.
     """
     with transaction.atomic():
-        trial = (
-            Trial.objects.select_for_update(of=("self",))
-            .select_related("session__plan", "item__dataset", "item__scene")
-            .get(pk=trial_pk)
-        )
-        if trial.session.tester_id != tester.pk:
-            raise PermissionDenied("this is another tester's trial")
-        client = clean_client(raw_client)
-        if trial.status != Trial.Status.SERVED:
-            raise TrialClosed(f"trial {trial.position + 1} is already {trial.get_status_display().lower()}")
+        trial, client = lock_open_trial(trial_pk, tester, raw_client)
         now = timezone.now()
         if trial.deadline is not None and now > trial.deadline + NETWORK_GRACE:
             close_timed_out(trial, client={**client, "late_answer": True})
@@ -395,16 +405,7 @@ def record_answer(trial_pk: int, tester, raw_answer: Any, raw_client: Any) -> Tr
 def request_timeout(trial_pk: int, tester, raw_client: Any) -> Trial:
     """The browser's countdown reached zero: close the trial if the server's clock agrees."""
     with transaction.atomic():
-        trial = (
-            Trial.objects.select_for_update(of=("self",))
-            .select_related("session__plan", "item__dataset", "item__scene")
-            .get(pk=trial_pk)
-        )
-        if trial.session.tester_id != tester.pk:
-            raise PermissionDenied("this is another tester's trial")
-        client = clean_client(raw_client)
-        if trial.status != Trial.Status.SERVED:
-            raise TrialClosed(f"trial {trial.position + 1} is already {trial.get_status_display().lower()}")
+        trial, client = lock_open_trial(trial_pk, tester, raw_client)
         if trial.deadline is None or timezone.now() < trial.deadline - EARLY_TIMEOUT:
             raise TrialClosed("this trial's time is not up on the server's clock")
         close_timed_out(trial, client=client)

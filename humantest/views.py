@@ -167,12 +167,10 @@ def result_json(trial: Trial) -> dict:
     }
 
 
-@login_required
-@require_POST
-def answer(request, pk: int):
+def closing(request, close) -> JsonResponse:
+    """Run `close(body)` on the request's JSON body: the result panel's data, or the error."""
     try:
-        body = read_json(request)
-        trial = services.record_answer(pk, request.user, body.get("answer"), body.get("client"))
+        trial = close(read_json(request))
     except Trial.DoesNotExist as missing:
         raise Http404("no such trial") from missing
     except AnswerRefused as problem:
@@ -180,21 +178,20 @@ def answer(request, pk: int):
     except services.TrialClosed as problem:
         return JsonResponse({"error": str(problem)}, status=409)
     return JsonResponse(result_json(trial))
+
+
+@login_required
+@require_POST
+def answer(request, pk: int):
+    return closing(
+        request, lambda body: services.record_answer(pk, request.user, body.get("answer"), body.get("client"))
+    )
 
 
 @login_required
 @require_POST
 def timeout(request, pk: int):
-    try:
-        body = read_json(request)
-        trial = services.request_timeout(pk, request.user, body.get("client"))
-    except Trial.DoesNotExist as missing:
-        raise Http404("no such trial") from missing
-    except AnswerRefused as problem:
-        return JsonResponse({"error": problem.message, "field": problem.field}, status=400)
-    except services.TrialClosed as problem:
-        return JsonResponse({"error": str(problem)}, status=409)
-    return JsonResponse(result_json(trial))
+    return closing(request, lambda body: services.request_timeout(pk, request.user, body.get("client")))
 
 
 @login_required
