@@ -239,6 +239,11 @@ class TranceKind(TrialKind):
 # --- CRIC ----------------------------------------------------------------------------------------
 
 
+def cric_box(obj: dict[str, Any]) -> dict[str, Any]:
+    """A scene-graph object as the widget draws it: its id and [x, y, w, h] in pixels."""
+    return {"id": obj["object_id"], "box": [obj["x"], obj["y"], obj["w"], obj["h"]]}
+
+
 class CricKind(TrialKind):
     benchmark = "cric"
     balance_fields = {"question_type": "Question type"}
@@ -262,9 +267,7 @@ class CricKind(TrialKind):
             "width": scene.data.get("width"),
             "height": scene.data.get("height"),
             # Every object of the image is a candidate, in scene order; names are not shown.
-            "candidates": [
-                {"id": obj["object_id"], "box": [obj["x"], obj["y"], obj["w"], obj["h"]]} for obj in objects
-            ],
+            "candidates": [cric_box(obj) for obj in objects],
         }
 
     def read_answer(self, unit: Unit, raw: Any) -> Any:
@@ -295,9 +298,7 @@ class CricKind(TrialKind):
         truth = unit.item.ground_truth
         targets = set(truth.get("target") or [])
         boxes = [
-            {"id": obj["object_id"], "box": [obj["x"], obj["y"], obj["w"], obj["h"]]}
-            for obj in unit.item.scene.data.get("objects", [])
-            if obj["object_id"] in targets
+            cric_box(obj) for obj in unit.item.scene.data.get("objects", []) if obj["object_id"] in targets
         ]
         return {"answer": truth.get("answer"), "target": sorted(targets), "boxes": boxes}
 
