@@ -6,6 +6,7 @@ from datetime import timedelta
 
 import pytest
 from django.utils import timezone
+from playwright.sync_api import expect
 
 from humantest.models import TestPlan, TestSession, Trial
 from tests.e2e.conftest import for_docs, log_in
@@ -130,6 +131,12 @@ def test_a_tester_practises_then_solves_reorders_reloads_and_times_out(page, scr
         assert '"transformations": ' not in body and '"truth": ' not in body
         for step in truth:
             assert json.dumps(step)[1:-1] not in body
+    # The network drops the first submit: the tester is told, nothing is stored, the answer stays.
+    page.route("**/answer/", lambda route: route.abort())
+    page.click("#submit")
+    expect(page.locator("#problem")).to_contain_text("could not be reached")
+    assert Trial.objects.get(pk=trial.pk).status == Trial.Status.SERVED
+    page.unroute("**/answer/")
     page.click("#submit")
     page.wait_for_selector("#result:not([hidden])")
     assert page.locator("#verdict").text_content() == "Correct"
@@ -173,7 +180,9 @@ def test_a_tester_practises_then_solves_reorders_reloads_and_times_out(page, scr
     again, trial = current(page)
     assert again["trial"] == data["trial"] and again["served_at"] == data["served_at"]
     assert trial.served_at == started and again["remaining_ms"] <= data["remaining_ms"]
-    fill_row(page, 0, steps_of(trial.item)[0])
+    # The unfinished answer came back with the page (the draft is kept in the browser).
+    step = steps_of(trial.item)[0]
+    assert row_steps(page) == [[str(step["obj_idx"]), step["attr"]]]
     page.click("#submit")
     page.wait_for_selector("#result:not([hidden])")
     assert page.locator("#verdict").text_content() == "Correct"

@@ -6,6 +6,10 @@
 //   answer()       -> the answer object sent to the server; throws Error(message) if incomplete
 //   showResult(d)  -> draw d.truth beside d.answer (d is the server's result JSON)
 //   hooks.touched() is called on every edit, so the first-input time is recorded.
+//   draft() / restore(draft)  -> the unfinished answer as plain data, and back (optional). The
+//                     draft is kept in this browser's localStorage under the trial's id on every
+//                     edit, so a reload or a crash in the middle of a trial loses no work, and is
+//                     dropped once the answer is final. It never holds anything the server sent.
 
 const data = JSON.parse(document.getElementById("trial-data").textContent);
 const form = document.getElementById("trial");
@@ -26,20 +30,46 @@ window.addEventListener("blur", () => record("blur"));
 window.addEventListener("focus", () => record("focus"));
 document.addEventListener("visibilitychange", () => record(document.hidden ? "hidden" : "visible"));
 
+const draftKey = `yardstick:trial-draft:${data.trial}`;
+let widget = null;
+
+function saveDraft() {
+  if (!widget || !widget.draft || closed) return;
+  try {
+    localStorage.setItem(draftKey, JSON.stringify({ draft: widget.draft() }));
+  } catch {
+    // storage full or disabled: the answer still works, only the draft is not kept
+  }
+}
+
+function savedDraft() {
+  try {
+    return JSON.parse(localStorage.getItem(draftKey) || "null");
+  } catch {
+    return null;
+  }
+}
+
 const hooks = {
   touched() {
     if (client.first_input_ms === undefined) client.first_input_ms = performance.now();
     problem.textContent = ""; // an earlier refusal no longer applies once the answer changes
+    saveDraft();
   },
 };
 
 async function post(url, body) {
-  const response = await fetch(url, {
-    method: "POST",
-    headers: { "Content-Type": "application/json", "X-CSRFToken": csrfToken() },
-    body: JSON.stringify(body),
-    credentials: "same-origin",
-  });
+  let response;
+  try {
+    response = await fetch(url, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "X-CSRFToken": csrfToken() },
+      body: JSON.stringify(body),
+      credentials: "same-origin",
+    });
+  } catch {
+    return { ok: false, status: 0, payload: { error: "The server could not be reached; nothing was sent. Try again" } };
+  }
   const payload = await response.json().catch(() => ({ error: `server error ${response.status}` }));
   return { ok: response.ok, status: response.status, payload };
 }
@@ -50,6 +80,7 @@ function formatSeconds(seconds) {
 
 function showResult(widget, result) {
   closed = true;
+  localStorage.removeItem(draftKey);
   const clock = document.getElementById("clock");
   clock.classList.remove("urgent");
   clock.textContent = result.figures.timed_out ? "time is up" : "answered";
@@ -129,7 +160,9 @@ async function submit(widget) {
 }
 
 const module = await import(`./widgets/${data.benchmark}.js`);
-const widget = module.mount(form, data.view, hooks);
+widget = module.mount(form, data.view, hooks);
+const saved = savedDraft();
+if (saved && widget.restore) widget.restore(saved.draft);
 form.addEventListener("submit", (event) => {
   event.preventDefault();
   submit(widget);

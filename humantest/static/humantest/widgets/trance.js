@@ -175,7 +175,29 @@ export function mount(form, view, hooks) {
   });
   addRow();
 
+  // Every control of every row, complete or not: what a reload must give back.
+  function draft() {
+    return rows().map((row) =>
+      Object.fromEntries(["obj", "attr", "value", "direction", "distance"].map((name) => [name, row.querySelector(`.${name}`).value])),
+    );
+  }
+
+  function restore(saved) {
+    if (!Array.isArray(saved) || !saved.length) return;
+    list.replaceChildren();
+    for (const values of saved.slice(0, maxSteps)) {
+      addRow();
+      const row = rows().at(-1);
+      for (const name of ["obj", "attr", "direction", "distance"]) row.querySelector(`.${name}`).value = values[name] ?? "";
+      refresh(); // the value list follows the attribute and the rows above
+      row.querySelector(".value").value = values.value ?? "";
+    }
+    refresh();
+  }
+
   return {
+    draft,
+    restore,
     answer() {
       const steps = rows().map((row, index) => {
         const step = readRow(row);
