@@ -1,7 +1,7 @@
 """The catalog's HTTP API under /api/v1/: thin viewsets over the same services as the pages."""
 
 from django.http import StreamingHttpResponse
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import mixins, permissions, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
@@ -55,6 +55,8 @@ class DatasetViewSet(viewsets.ReadOnlyModelViewSet):
         return StreamingHttpResponse(export_chunks(self.get_object()), content_type="application/json")
 
 
+# The schema is generated without a signed-in user, so the id's type cannot come from the queryset.
+@extend_schema_view(retrieve=extend_schema(parameters=[OpenApiParameter("id", int, OpenApiParameter.PATH)]))
 class ImportJobViewSet(
     mixins.CreateModelMixin, mixins.RetrieveModelMixin, mixins.ListModelMixin, viewsets.GenericViewSet
 ):

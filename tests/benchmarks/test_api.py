@@ -101,6 +101,15 @@ def test_testers_cannot_use_the_catalog_api():
     assert anonymous.get("/api/v1/datasets/").status_code in (401, 403)
 
 
+def test_the_schema_generates_without_warnings(tmp_path):
+    from django.core.management import call_command
+
+    target = tmp_path / "schema.yml"
+    call_command("spectacular", "--validate", "--fail-on-warn", "--file", str(target))
+    text = target.read_text()
+    assert "/api/v1/imports/{id}/" in text and "/api/v1/test-plans/{id}/results/" in text
+
+
 def test_schema_and_docs_are_served(client):
     schema = client.get("/api/schema/")
     assert schema.status_code == 200
