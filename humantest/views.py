@@ -212,7 +212,14 @@ def plan_list(request):
 
 @permission_required("humantest.add_testplan", raise_exception=True)
 def plan_new(request):
-    form = TestPlanForm(request.POST or None, user=request.user)
+    """A new plan; `?from=<id>` starts from a copy of that plan (plans are not edited once made,
+    so that every tester of a plan answered under the same conditions)."""
+    initial = {}
+    source = selectors.plans_for_researcher(request.user).filter(pk=request.GET.get("from") or 0).first()
+    if source is not None:
+        initial = {field: getattr(source, field) for field in TestPlanForm.Meta.fields if field != "testers"}
+        initial.update(name=f"{source.name} (copy)", row_label="", testers=list(source.testers.all()))
+    form = TestPlanForm(request.POST or None, initial=initial, user=request.user)
     if request.method == "POST" and form.is_valid():
         plan = form.save(commit=False)
         plan.created_by = request.user

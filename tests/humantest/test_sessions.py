@@ -509,3 +509,16 @@ def test_the_pooled_row_is_rescored_once_per_waiting_period_not_after_every_answ
         services.record_answer(trial.pk, tester, {"steps": steps_of(trial.item)}, {})
     plan.refresh_from_db()
     assert plan.pooled_submission.summary["n"] == 2
+
+
+def test_a_plan_can_be_started_again_from_a_copy(trance_dataset, client):
+    researcher = make_user("rita", "researcher")
+    tester = make_user("tom", "tester")
+    plan = make_plan(trance_dataset, tester, practice_items=["0", "1"], time_limit_s=75, balance_by="length")
+    logged_in(client, researcher)
+    assert f"/test/plans/new/?from={plan.pk}" in client.get(f"/test/plans/{plan.pk}/").content.decode()
+    page = client.get(f"/test/plans/new/?from={plan.pk}")
+    html = page.content.decode()
+    assert 'value="Event test (copy)"' in html and "0, 1" in html and 'value="75"' in html
+    form = page.context["form"]
+    assert form.initial["row_label"] == "" and list(form.initial["testers"]) == [tester]
