@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from django.db.models import QuerySet
 
 from benchmarks.registry import format_module
 from benchmarks.trance.formats import ATTRIBUTE_VALUES, DIRECTIONS, MOVE_STEPS
@@ -61,14 +62,25 @@ class TrialKind:
     #: Summary numbers shown on results pages: (label, path in summary, per-trial row key).
     headline: tuple[str, tuple[str, ...], str] = ("", (), "")
 
-    def parts(self, item: Any) -> int:
+    # Drawing works on light rows, not items: {"pk", "external_id", and the `draw_fields`}, so that
+    # opening a plan on a dataset of 100,000 items reads a few fields of each, not its whole record.
+
+    def drawable(self, items: QuerySet) -> QuerySet:
+        """The items a tester can be shown at all (their images are there), filtered in the database."""
+        return items
+
+    def draw_fields(self, balance_by: str) -> dict[str, str]:
+        """The item fields `eligible`, `parts` and `balance_value` read: row key -> ORM path."""
+        return {}
+
+    def eligible(self, row: dict[str, Any], setting: str) -> bool:
+        return True
+
+    def parts(self, row: dict[str, Any]) -> int:
         """How many trials one item holds (questions of an image); 1 for most benchmarks."""
         return 1
 
-    def eligible(self, item: Any, setting: str) -> bool:
-        return True
-
-    def balance_value(self, item: Any, field: str, part: int) -> Any:
+    def balance_value(self, row: dict[str, Any], field: str, part: int) -> Any:
         raise KeyError(field)
 
     def contexts(self, setting: str, count: int, balance_by: str, rng: random.Random) -> list[dict[str, Any]]:
@@ -120,13 +132,16 @@ class TranceKind(TrialKind):
     balance_fields = {"length": "Number of transformations", "camera": "Final camera (View)"}
     headline = ("AD", ("AD",), "dist")  # accuracy is shown anyway; the mean distance adds to it
 
-    def eligible(self, item: Any, setting: str) -> bool:
-        # Basic is the one-step setting: its answer is a single transformation.
-        return setting != "basic" or len(item.ground_truth.get("transformations", ())) == 1
+    def draw_fields(self, balance_by: str) -> dict[str, str]:
+        return {"steps": "ground_truth__transformations"}
 
-    def balance_value(self, item: Any, field: str, part: int) -> Any:
+    def eligible(self, row: dict[str, Any], setting: str) -> bool:
+        # Basic is the one-step setting: its answer is a single transformation.
+        return setting != "basic" or len(row["steps"] or ()) == 1
+
+    def balance_value(self, row: dict[str, Any], field: str, part: int) -> Any:
         if field == "length":
-            return len(item.ground_truth.get("transformations", ()))
+            return len(row["steps"] or ())
         raise KeyError(field)
 
     def contexts(self, setting: str, count: int, balance_by: str, rng: random.Random) -> list[dict[str, Any]]:
@@ -249,12 +264,15 @@ class CricKind(TrialKind):
     balance_fields = {"question_type": "Question type"}
     headline = ("Final", ("overall", "Final"), "final_correct")
 
-    def eligible(self, item: Any, setting: str) -> bool:
-        return item.scene_id is not None and bool(item.scene.image)
+    def drawable(self, items: QuerySet) -> QuerySet:
+        return items.filter(scene__isnull=False).exclude(scene__image="")
 
-    def balance_value(self, item: Any, field: str, part: int) -> Any:
+    def draw_fields(self, balance_by: str) -> dict[str, str]:
+        return {"question_type": "payload__question_type"} if balance_by else {}
+
+    def balance_value(self, row: dict[str, Any], field: str, part: int) -> Any:
         if field == "question_type":
-            return item.payload.get("question_type")
+            return row["question_type"]
         raise KeyError(field)
 
     def view(self, unit: Unit) -> dict[str, Any]:
@@ -314,15 +332,17 @@ class ClevrRefKind(TrialKind):
     balance_fields = {"category": "Expression category", "single": "Single or several objects"}
     headline = ("mean IoU", ("overall", "mean_iou"), "mask_iou")
 
-    def eligible(self, item: Any, setting: str) -> bool:
-        return item.scene_id is not None and bool(item.scene.data.get("obj_mask"))
+    def drawable(self, items: QuerySet) -> QuerySet:
+        return items.filter(scene__data__has_key="obj_mask").exclude(scene__image="")
 
-    def balance_value(self, item: Any, field: str, part: int) -> Any:
-        record = official(item)
+    def draw_fields(self, balance_by: str) -> dict[str, str]:
+        return {"program": "ground_truth__program"} if balance_by else {}
+
+    def balance_value(self, row: dict[str, Any], field: str, part: int) -> Any:
         if field == "category":
-            return clevrref_metric.expression_category(record)
+            return clevrref_metric.expression_category(row)
         if field == "single":
-            return len(clevrref_metric.referred_objects(record)) == 1
+            return len(clevrref_metric.referred_objects(row)) == 1
         raise KeyError(field)
 
     def view(self, unit: Unit) -> dict[str, Any]:
@@ -406,15 +426,21 @@ class SteVqaKind(TrialKind):
     def qa(self, unit_or_item: Any, part: int) -> dict[str, Any]:
         return unit_or_item.ground_truth["annotation"][part]
 
-    def parts(self, item: Any) -> int:
-        return len(item.payload.get("questions") or ())
+    def drawable(self, items: QuerySet) -> QuerySet:
+        return items.filter(media__has_key="image")
 
-    def eligible(self, item: Any, setting: str) -> bool:
-        return bool(item.media.get("image")) and self.parts(item) > 0
+    def draw_fields(self, balance_by: str) -> dict[str, str]:
+        return {"questions": "payload__questions"}
 
-    def balance_value(self, item: Any, field: str, part: int) -> Any:
+    def parts(self, row: dict[str, Any]) -> int:
+        return len(row["questions"] or ())
+
+    def eligible(self, row: dict[str, Any], setting: str) -> bool:
+        return self.parts(row) > 0
+
+    def balance_value(self, row: dict[str, Any], field: str, part: int) -> Any:
         if field == "language":
-            return stevqa_metric.language(item.payload["questions"][part])
+            return stevqa_metric.language(row["questions"][part])
         raise KeyError(field)
 
     def view(self, unit: Unit) -> dict[str, Any]:

@@ -109,26 +109,43 @@ def spread_evenly(groups: dict[Any, list], count: int, rng: random.Random) -> li
     return chosen
 
 
-def candidate_units(plan: TestPlan, rng: random.Random) -> list[tuple[Any, int]]:
+def draw_rows(plan: TestPlan, items) -> list[dict[str, Any]]:
+    """Light rows of `items` for drawing: pk, external_id and the fields the benchmark reads."""
     kind = KINDS[plan.dataset.benchmark]
-    practice = set(plan.practice_items)
-    items = plan.dataset.items.select_related("scene", "dataset").order_by("position")
+    fields = kind.draw_fields(plan.balance_by)
+    paths = ["pk", "external_id", *fields.values()]
+    names = ["pk", "external_id", *fields]
+    return [
+        dict(zip(names, values, strict=True))
+        for values in items.values_list(*paths).iterator(chunk_size=5000)
+    ]
+
+
+def candidate_units(plan: TestPlan, rng: random.Random) -> list[tuple[dict[str, Any], int]]:
+    """The (row, question) pairs a tester may be given, in the plan's order (file order if random)."""
+    kind = KINDS[plan.dataset.benchmark]
+    items = plan.dataset.items.order_by("position")
     if plan.draw == TestPlan.Draw.FIXED:
-        by_id = {item.external_id: item for item in items.filter(external_id__in=plan.fixed_items)}
+        by_id = {
+            row["external_id"]: row for row in draw_rows(plan, items.filter(external_id__in=plan.fixed_items))
+        }
         missing = [value for value in plan.fixed_items if value not in by_id]
         if missing:
             raise PlanProblem(f"fixed_items: no item {', '.join(map(str, missing[:5]))} in {plan.dataset}")
         chosen = [by_id[value] for value in plan.fixed_items]
     else:
+        practice = set(plan.practice_items)
         chosen = [
-            item for item in items if item.external_id not in practice and kind.eligible(item, plan.setting)
+            row
+            for row in draw_rows(plan, kind.drawable(items))
+            if row["external_id"] not in practice and kind.eligible(row, plan.setting)
         ]
     # One question per item (STE-VQA images hold several): a tester never sees an image twice.
-    return [(item, rng.randrange(kind.parts(item)) if kind.parts(item) > 1 else 0) for item in chosen]
+    return [(row, rng.randrange(kind.parts(row)) if kind.parts(row) > 1 else 0) for row in chosen]
 
 
-def draw_units(plan: TestPlan, tester) -> list[tuple[Any, int, dict[str, Any]]]:
-    """The tester's test items in order: (item, part, context), reproducible for plan and tester."""
+def draw_units(plan: TestPlan, tester) -> list[tuple[int, int, dict[str, Any]]]:
+    """The tester's test items in order: (item pk, part, context), reproducible for plan and tester."""
     kind = KINDS[plan.dataset.benchmark]
     rng = tester_rng(plan, tester)
     candidates = candidate_units(plan, rng)
@@ -136,8 +153,8 @@ def draw_units(plan: TestPlan, tester) -> list[tuple[Any, int, dict[str, Any]]]:
         units = candidates
     elif plan.balance_by and plan.balance_by in kind.balance_fields and plan.balance_by != "camera":
         groups: dict[Any, list] = defaultdict(list)
-        for item, part in candidates:
-            groups[kind.balance_value(item, plan.balance_by, part)].append((item, part))
+        for row, part in candidates:
+            groups[kind.balance_value(row, plan.balance_by, part)].append((row, part))
         units = spread_evenly(groups, plan.items_per_tester, rng)
         rng.shuffle(units)
     else:
@@ -145,17 +162,17 @@ def draw_units(plan: TestPlan, tester) -> list[tuple[Any, int, dict[str, Any]]]:
     if not units:
         raise PlanProblem(f"{plan.dataset} has no items this plan can show")
     contexts = kind.contexts(plan.setting, len(units), plan.balance_by, rng)
-    return [(item, part, context) for (item, part), context in zip(units, contexts, strict=True)]
+    return [(row["pk"], part, context) for (row, part), context in zip(units, contexts, strict=True)]
 
 
-def practice_units(plan: TestPlan) -> list[tuple[Any, int, dict[str, Any]]]:
+def practice_units(plan: TestPlan) -> list[tuple[int, int, dict[str, Any]]]:
     kind = KINDS[plan.dataset.benchmark]
-    by_id = {
-        item.external_id: item for item in plan.dataset.items.filter(external_id__in=plan.practice_items)
-    }
-    items = [by_id[value] for value in plan.practice_items if value in by_id]
-    contexts = kind.contexts(plan.setting, len(items), "", random.Random(plan.seed))
-    return [(item, 0, context) for item, context in zip(items, contexts, strict=True)]
+    by_id = dict(
+        plan.dataset.items.filter(external_id__in=plan.practice_items).values_list("external_id", "pk")
+    )
+    pks = [by_id[value] for value in plan.practice_items if value in by_id]
+    contexts = kind.contexts(plan.setting, len(pks), "", random.Random(plan.seed))
+    return [(pk, 0, context) for pk, context in zip(pks, contexts, strict=True)]
 
 
 # --- sessions --------------------------------------------------------------------------------------
@@ -189,8 +206,8 @@ def create_session(plan: TestPlan, tester, units) -> TestSession:
         session = TestSession.objects.create(plan=plan, tester=tester, submission=submission)
         Trial.objects.bulk_create(
             [
-                Trial(session=session, item=item, part=part, context=context, position=index)
-                for index, (item, part, context) in enumerate(units)
+                Trial(session=session, item_id=item_pk, part=part, context=context, position=index)
+                for index, (item_pk, part, context) in enumerate(units)
             ]
         )
     return session
@@ -211,14 +228,14 @@ def start_practice(session: TestSession) -> TestSession:
             [
                 Trial(
                     session=session,
-                    item=item,
+                    item_id=item_pk,
                     part=part,
                     context=context,
                     position=index,
                     kind=Trial.Kind.PRACTICE,
                     round=session.practice_round,
                 )
-                for index, (item, part, context) in enumerate(units)
+                for index, (item_pk, part, context) in enumerate(units)
             ]
         )
     return session

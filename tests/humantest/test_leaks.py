@@ -107,7 +107,7 @@ BENCHMARKS = ["trance", "cric", "clevrref", "stevqa"]
 def eligible_all(monkeypatch):
     # The leak datasets are imported without images; let every item be shown anyway.
     for kind in KINDS.values():
-        monkeypatch.setattr(kind, "eligible", lambda item, setting: True)
+        monkeypatch.setattr(kind, "drawable", lambda items: items)
 
 
 @pytest.mark.parametrize("benchmark", BENCHMARKS)
@@ -116,7 +116,7 @@ def test_trial_views_are_built_without_reading_ground_truth(benchmark, trance_da
     dataset = build_dataset(benchmark, trance_dataset)
     kind = KINDS[benchmark]
     for item in dataset.items.select_related("scene", "dataset"):
-        for part in range(kind.parts(item)):
+        for part in range(kind.parts({"questions": item.payload.get("questions")})):
             unit = services.Unit(item=NoTruthItem(item), part=part, context={"setting": ""}, key=1)
             view = kind.view(unit)
             assert view and json.dumps(view)
@@ -182,3 +182,32 @@ def test_no_tester_facing_response_carries_ground_truth_before_the_answer(
         seen = seen[:-1]  # later trials' pages are checked against their own truth only
         checked += 1
     assert checked >= 2  # at least the practice trial and one test trial
+
+
+@pytest.mark.parametrize(
+    ("benchmark", "field"),
+    [
+        (benchmark, field)
+        for benchmark in BENCHMARKS
+        for field in KINDS[benchmark].balance_fields
+        if field != "camera"
+    ],
+)
+def test_every_balance_field_draws_from_light_rows(benchmark, field, trance_dataset, monkeypatch):
+    eligible_all(monkeypatch)
+    dataset = build_dataset(benchmark, trance_dataset)
+    tester = make_user("tessa", "tester")
+    plan = TestPlan.objects.create(
+        name="Balanced",
+        dataset=dataset,
+        setting="event" if benchmark == "trance" else "",
+        balance_by=field,
+        items_per_tester=4,
+    )
+    kind = KINDS[benchmark]
+    items = {item.pk: item for item in dataset.items.all()}
+    units = services.draw_units(plan, tester)
+    assert units and len({pk for pk, _, _ in units}) == len(units)  # no item twice
+    for pk, part, _ in units:
+        row = {"questions": items[pk].payload.get("questions")}
+        assert 0 <= part < kind.parts(row)
