@@ -3,7 +3,8 @@
 Each test imports a few generated images, invites a tester to a one-trial plan, opens the trial
 from the tester's list, checks that an incomplete answer is refused in the page (and nothing is
 stored), answers right by clicking boxes or corners, and checks the result panel and the stored
-trial and prediction. Screenshots go to var/screenshots/ (and to docs/screenshots/ with `make screenshots`).
+trial and prediction. A reload in the middle of a trial gives back the unfinished answer (the
+draft trial.js keeps in the browser's localStorage). Screenshots go to var/screenshots/ (and to docs/screenshots/ with `make screenshots`).
 """
 
 import json
@@ -57,11 +58,28 @@ def expect_refused(page, trial: Trial, message: str) -> None:
 
 
 def reload_trial(page) -> None:
-    """Reload: the same trial comes back with a fresh widget (and no message left from a refusal)."""
+    """Reload: the same trial comes back with a fresh widget, the draft put back into it (and no
+    message left from a refusal)."""
     page.reload()
     expect(page.locator("body")).to_have_attribute("data-trial-ready", "1")
     page.wait_for_function(IMAGES_LOADED)
     expect(page.locator("#problem")).to_have_text("")
+
+
+def plant_draft(page, draft) -> None:
+    """Store `draft` as this trial's saved draft, the way trial.js does; a reload restores it."""
+    page.evaluate(
+        """draft => {
+            const trial = JSON.parse(document.getElementById("trial-data").textContent).trial;
+            localStorage.setItem(`yardstick:trial-draft:${trial}`, JSON.stringify({ draft }));
+        }""",
+        draft,
+    )
+
+
+def objects_chosen(count: int) -> str:
+    """The CLEVR-Ref+ counter's text."""
+    return f"{count} object{'' if count == 1 else 's'} chosen"
 
 
 def submit_right_answer(page, screenshot, trial: Trial, name: str) -> list[Path]:
@@ -144,8 +162,11 @@ def test_cric_trial_answer_and_grounding_object(page, screenshot, tmp_path):
     expect_refused(page, trial, "Type your answer")
     page.fill("#answer-text", truth["answer"])
     expect_refused(page, trial, "No object")
+    # The refused answer was kept as a draft: the reload gives it back, still without an object.
     reload_trial(page)
-    expect(page.locator("#answer-text")).to_have_value("")
+    expect(page.locator("#answer-text")).to_have_value(truth["answer"])
+    expect(page.locator("#chosen")).to_have_text("Nothing chosen yet")
+    expect(page.locator("#boxes rect.chosen")).to_have_count(0)
     page.click("button[data-fill=yes]")
     expect(page.locator("#answer-text")).to_have_value("yes")
     page.fill("#answer-text", truth["answer"])
@@ -165,6 +186,28 @@ def test_cric_trial_answer_and_grounding_object(page, screenshot, tmp_path):
     click_box(page, candidates, target)
     expect(page.locator("#boxes rect.chosen")).to_have_count(1)
     expect(box).to_have_attribute("aria-pressed", "true")
+    expect(page.locator("#chosen")).to_have_text(f"Object {number}")
+
+    # A reload keeps the answer and the chosen box...
+    reload_trial(page)
+    expect(page.locator("#answer-text")).to_have_value(truth["answer"])
+    expect(page.locator("#boxes rect.chosen")).to_have_count(1)
+    expect(box).to_have_class("candidate chosen")
+    expect(box).to_have_attribute("aria-pressed", "true")
+    expect(page.locator("#no-object")).to_have_attribute("aria-pressed", "false")
+    expect(page.locator("#chosen")).to_have_text(f"Object {number}")
+    # ... and "No object" instead, which a box then replaces as if both were clicked by hand.
+    page.click("#no-object")
+    expect(page.locator("#boxes rect.chosen")).to_have_count(0)
+    reload_trial(page)
+    expect(page.locator("#answer-text")).to_have_value(truth["answer"])
+    expect(page.locator("#no-object")).to_have_attribute("aria-pressed", "true")
+    expect(page.locator("#chosen")).to_have_text("No object")
+    expect(page.locator("#boxes rect.chosen")).to_have_count(0)
+    expect(box).to_have_attribute("aria-pressed", "false")
+    click_box(page, candidates, target)
+    expect(box).to_have_class("candidate chosen")
+    expect(page.locator("#no-object")).to_have_attribute("aria-pressed", "false")
     expect(page.locator("#chosen")).to_have_text(f"Object {number}")
 
     shots = submit_right_answer(page, screenshot, trial, "cric")
@@ -202,7 +245,12 @@ def test_clevrref_trial_chooses_every_referred_object(page, screenshot, tmp_path
     expect(page.locator("#boxes rect.candidate")).to_have_count(len(candidates))
     expect(page.locator("#count")).to_have_text("0 objects chosen")
     expect_refused(page, trial, "Click at least one object")
+    # A refusal changes nothing, so there is no draft yet; a draft of junk (ids that are no
+    # candidate, or not numbers) is ignored.
+    plant_draft(page, {"objects": [len(candidates) + 5, "0", None, [1], -1]})
     reload_trial(page)
+    expect(page.locator("#count")).to_have_text("0 objects chosen")
+    expect(page.locator("#boxes rect.chosen")).to_have_count(0)
 
     # A wrong object chosen and unchosen again, then every right one.
     wrong = next((c["id"] for c in candidates if c["id"] not in right), None)
@@ -212,8 +260,23 @@ def test_clevrref_trial_chooses_every_referred_object(page, screenshot, tmp_path
         click_box(page, candidates, wrong)
     for object_id in right:
         click_box(page, candidates, object_id)
-    expect(page.locator("#count")).to_have_text(f"{len(right)} object{'s' if len(right) > 1 else ''} chosen")
+    expect(page.locator("#count")).to_have_text(objects_chosen(len(right)))
     expect(page.locator("#boxes rect.chosen")).to_have_count(len(right))
+
+    # A reload keeps the chosen objects, and they toggle as if clicked by hand.
+    reload_trial(page)
+    expect(page.locator("#count")).to_have_text(objects_chosen(len(right)))
+    expect(page.locator("#boxes rect.chosen")).to_have_count(len(right))
+    for candidate in candidates:
+        pressed = candidate["id"] in right
+        rect = page.locator(f'#boxes rect[data-object="{candidate["id"]}"]')
+        expect(rect).to_have_attribute("aria-pressed", "true" if pressed else "false")
+        expect(rect).to_have_class("candidate chosen" if pressed else "candidate")
+    toggled = wrong if wrong is not None else right[0]
+    click_box(page, candidates, toggled)
+    expect(page.locator("#count")).to_have_text(objects_chosen(len(right) + (1 if wrong is not None else -1)))
+    click_box(page, candidates, toggled)
+    expect(page.locator("#count")).to_have_text(objects_chosen(len(right)))
 
     shots = submit_right_answer(page, screenshot, trial, "clevrref")
     assert trial.answer == {"objects": sorted(right)}
@@ -261,19 +324,44 @@ def test_stevqa_trial_answer_and_evidence_corners(page, screenshot, tmp_path):
     page.click("#typed summary")
     page.fill("#coordinates", "1, 2, 3")
     expect_refused(page, trial, "8 numbers")
+    # A reload keeps the answer, the 2 corners and the coordinates as typed, still refused.
+    reload_trial(page)
+    expect(page.locator("#answer-text")).to_have_value(qa["answer"])
+    expect(page.locator("#corners")).to_have_text("2 of 4 corners")
+    expect(layer.locator("circle.corner")).to_have_count(2)
+    expect(page.locator("#typed")).to_have_attribute("open", "")
+    expect(page.locator("#coordinates")).to_have_value("1, 2, 3")
+    expect(page.locator("#coordinates")).to_have_attribute("aria-invalid", "true")
+    expect_refused(page, trial, "8 numbers")
     page.fill("#coordinates", " ".join(qa["evidence"]))
+    expect(page.locator("#coordinates")).not_to_have_attribute("aria-invalid", "true")
     expect(page.locator("#corners")).to_contain_text("4 of 4 corners")
     expect(layer.locator("circle.corner")).to_have_count(4)
     page.click("#redraw")
     expect(page.locator("#corners")).to_have_text("0 of 4 corners")
     expect(page.locator("#coordinates")).to_have_value("")
     expect(layer.locator("circle.corner")).to_have_count(0)
+    # Redraw left the answer and no corners: so does the reload.
     reload_trial(page)
     expect(layer).to_have_attribute("viewBox", "0 0 640 480")
-    page.fill("#answer-text", qa["answer"])
+    expect(page.locator("#answer-text")).to_have_value(qa["answer"])
+    expect(page.locator("#corners")).to_have_text("0 of 4 corners")
+    expect(page.locator("#coordinates")).to_have_value("")
+    expect(layer.locator("circle.corner")).to_have_count(0)
 
-    for index in range(0, 8, 2):
+    # 3 corners, a reload, and the 4th corner where the 3 left off.
+    for index in range(0, 6, 2):
         click_corner(evidence[index], evidence[index + 1])
+    expect(page.locator("#corners")).to_have_text("3 of 4 corners")
+    clicked = page.locator("#coordinates").input_value()
+    assert len(clicked.split(",")) == 6
+    reload_trial(page)
+    expect(page.locator("#answer-text")).to_have_value(qa["answer"])
+    expect(page.locator("#corners")).to_have_text("3 of 4 corners")
+    expect(page.locator("#coordinates")).to_have_value(clicked)
+    expect(layer.locator("circle.corner")).to_have_count(3)
+    expect(layer.locator("polygon")).to_have_count(1)
+    click_corner(evidence[6], evidence[7])
     expect(page.locator("#corners")).to_contain_text("4 of 4 corners")
     expect(layer.locator("polygon")).to_have_count(1)
     typed = [float(value) for value in page.locator("#coordinates").input_value().split(",")]

@@ -87,7 +87,22 @@ export function mount(form, view, hooks) {
     hooks.touched();
   });
 
+  // The chosen objects, as a reload must give them back.
+  function draft() {
+    return { objects: [...chosen] };
+  }
+
+  // Ids that are not candidates of this image (or not numbers) are left out.
+  function restore(saved) {
+    if (!saved || !Array.isArray(saved.objects)) return;
+    chosen.clear();
+    for (const id of saved.objects) if (rects.has(id)) chosen.add(id);
+    refresh();
+  }
+
   return {
+    draft,
+    restore,
     answer() {
       if (!chosen.size) throw new Error("Click at least one object the expression refers to.");
       return { objects: [...chosen].sort((a, b) => a - b) };

@@ -125,7 +125,23 @@ export function mount(form, view, hooks) {
     });
   }
 
+  // What the controls hold, complete or not: what a reload must give back.
+  function draft() {
+    return { answer: input.value, object: chosen, noObject };
+  }
+
+  // Junk (a wrong type, an id that is not a candidate of this image) is left out.
+  function restore(saved) {
+    if (!saved || typeof saved !== "object") return;
+    if (typeof saved.answer === "string") input.value = saved.answer;
+    noObject = saved.noObject === true;
+    chosen = !noObject && numbers.has(saved.object) ? saved.object : null;
+    refresh();
+  }
+
   return {
+    draft,
+    restore,
     answer() {
       const text = input.value.trim();
       if (!text) throw new Error("Type your answer (or press yes or no).");

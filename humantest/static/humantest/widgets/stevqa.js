@@ -73,18 +73,47 @@ export function mount(form, view, hooks) {
     refresh();
     hooks.touched();
   });
-  typed.addEventListener("input", () => {
+  // The typed coordinates become the corners when there are 8 of them (none when the field is
+  // empty); anything else is marked invalid and the corners stay as they were.
+  function readTyped() {
     const values = parse(typed.value);
     const empty = !typed.value.trim();
     if (values || empty) corners = values ? pairs(values) : [];
     if (values || empty) typed.removeAttribute("aria-invalid");
     else typed.setAttribute("aria-invalid", "true");
     refresh({ keepTyped: true });
+  }
+
+  typed.addEventListener("input", () => {
+    readTyped();
     hooks.touched();
   });
   input.addEventListener("input", () => hooks.touched());
 
+  // What the controls hold, complete or not: the answer, the corners so far and the typed
+  // coordinates as typed (they differ from the corners only while they are not 8 numbers).
+  function draft() {
+    return { answer: input.value, corners: corners.map((point) => [...point]), typed: typed.value };
+  }
+
+  const isPoint = (point) => Array.isArray(point) && point.length === 2 && point.every(Number.isFinite);
+
+  // Junk (a wrong type, a point that is not two numbers) is left out.
+  function restore(saved) {
+    if (!saved || typeof saved !== "object") return;
+    if (typeof saved.answer === "string") input.value = saved.answer;
+    corners = Array.isArray(saved.corners) ? saved.corners.filter(isPoint).slice(0, 4).map(([x, y]) => [x, y]) : [];
+    refresh();
+    if (typeof saved.typed === "string" && saved.typed !== typed.value) {
+      typed.value = saved.typed;
+      readTyped();
+      if (typed.hasAttribute("aria-invalid")) form.querySelector("#typed").open = true;
+    }
+  }
+
   return {
+    draft,
+    restore,
     answer() {
       const text = input.value.trim();
       if (!text) throw new Error("Type your answer as it is written in the picture.");
