@@ -26,19 +26,32 @@ def answer_label(benchmark: str, answer: Any) -> str:
     if benchmark == "cric":
         return json.dumps([answer.get("answer"), answer.get("object")])
     if benchmark == "clevrref":
-        return json.dumps(answer.get("box"))
+        # People click objects (compare the sets); a box is what a model gives.
+        return json.dumps(sorted(answer["objects"]) if "objects" in answer else answer.get("box"))
     return json.dumps([[step.get("obj_idx"), step.get("attr"), step.get("val")] for step in answer or []])
 
 
+def question_key(external_id: str, answer: Any) -> str:
+    """What was rated: the item, and which of its questions when it holds several (STE-VQA images)."""
+    if isinstance(answer, dict) and "question_index" in answer:
+        return f"{external_id}#{answer['question_index']}"
+    return external_id
+
+
 def ratings_of(dataset: Dataset) -> tuple[dict[str, dict[str, Any]], list[str]]:
-    """item external id -> {rater: answer}, over the human and annotator submissions."""
-    submissions = {s.pk: f"{s.name} #{s.pk}" for s in dataset.submissions.filter(kind__in=HUMAN_KINDS)}
+    """question -> {rater: answer}, over the human and annotator submissions.
+
+    A human test's pooled submission is left out: it holds no answers of its own, only its
+    testers', who are raters themselves.
+    """
+    raters = dataset.submissions.filter(kind__in=HUMAN_KINDS, pooled_plan__isnull=True)
+    submissions = {s.pk: f"{s.name} #{s.pk}" for s in raters}
     ratings: dict[str, dict[str, Any]] = {}
     rows = Prediction.objects.filter(submission_id__in=submissions, answer__isnull=False).values_list(
         "submission_id", "item__external_id", "answer"
     )
     for submission_id, external_id, answer in rows.iterator(chunk_size=5000):
-        ratings.setdefault(external_id, {})[submissions[submission_id]] = answer
+        ratings.setdefault(question_key(external_id, answer), {})[submissions[submission_id]] = answer
     return ratings, sorted(submissions.values())
 
 

@@ -96,6 +96,11 @@ class TrialKind:
     def record(self, unit: Unit) -> dict[str, Any]:
         raise NotImplementedError
 
+    def stored_answer(self, unit: Unit, answer: Any) -> Any:
+        """The answer as the tester's Prediction keeps it: the benchmark's prediction format
+        (without the id, which is the Prediction's item), plus what identifies the question."""
+        return answer
+
     def score(self, setting: str, units: Sequence[Unit], answers: dict[int, Any]) -> Scored:
         raise NotImplementedError
 
@@ -393,6 +398,11 @@ class ClevrRefKind(TrialKind):
     def record(self, unit: Unit) -> dict[str, Any]:
         return {**official(unit.item), "refexp_index": unit.key}
 
+    def stored_answer(self, unit: Unit, answer: Any) -> Any:
+        # The clicked objects, and the box and mask they make (what a model's prediction holds).
+        prediction = self.prediction(unit, answer)
+        return {**answer, "box": prediction["box"], "mask": prediction["mask"]}
+
     def score(self, setting: str, units: Sequence[Unit], answers: dict[int, Any]) -> Scored:
         records = [self.record(unit) for unit in units]
         scenes = {unit.item.scene_id: unit.item.scene.data for unit in units}
@@ -471,6 +481,10 @@ class SteVqaKind(TrialKind):
             "answer": qa["answer"],
             "evidence": qa["evidence"],
         }
+
+    def stored_answer(self, unit: Unit, answer: Any) -> Any:
+        # An image holds several questions: say which one was answered.
+        return {**answer, "question_index": unit.part}
 
     def score(self, setting: str, units: Sequence[Unit], answers: dict[int, Any]) -> Scored:
         records = [self.record(unit) for unit in units]

@@ -452,14 +452,13 @@ def store_prediction(trial: Trial) -> None:
     if trial.kind != Trial.Kind.TEST:
         return
     session = trial.session
+    kind = KINDS[trial.item.dataset.benchmark]
+    answer = None if trial.answer is None else kind.stored_answer(unit_for(trial), trial.answer)
     # One upsert on the (submission, item) constraint instead of update_or_create's six queries.
     Prediction.objects.bulk_create(
         [
             Prediction(
-                submission_id=session.submission_id,
-                item_id=trial.item_id,
-                answer=trial.answer,
-                score=trial.result,
+                submission_id=session.submission_id, item_id=trial.item_id, answer=answer, score=trial.result
             )
         ],
         update_conflicts=True,
