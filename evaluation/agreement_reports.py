@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from django.db.models import QuerySet
+
 from benchmarks.models import Dataset
 from evaluation import agreement
 from evaluation.models import Prediction, Submission
@@ -38,13 +40,20 @@ def question_key(external_id: str, answer: Any) -> str:
     return external_id
 
 
-def ratings_of(dataset: Dataset) -> tuple[dict[str, dict[str, Any]], list[str]]:
-    """question -> {rater: answer}, over the human and annotator submissions.
+def human_raters(dataset: Dataset) -> QuerySet[Submission]:
+    """The dataset's human and annotator submissions that hold answers of their own.
 
     A human test's pooled submission is left out: it holds no answers of its own, only its
     testers', who are raters themselves.
     """
-    raters = dataset.submissions.filter(kind__in=HUMAN_KINDS, pooled_plan__isnull=True)
+    return dataset.submissions.filter(kind__in=HUMAN_KINDS, pooled_plan__isnull=True)
+
+
+def ratings_of(
+    dataset: Dataset, raters: QuerySet[Submission] | None = None
+) -> tuple[dict[str, dict[str, Any]], list[str]]:
+    """question -> {rater: answer}, over `raters` (by default every human and annotator submission)."""
+    raters = human_raters(dataset) if raters is None else raters
     submissions = {s.pk: f"{s.name} #{s.pk}" for s in raters}
     ratings: dict[str, dict[str, Any]] = {}
     rows = Prediction.objects.filter(submission_id__in=submissions, answer__isnull=False).values_list(
@@ -55,9 +64,14 @@ def ratings_of(dataset: Dataset) -> tuple[dict[str, dict[str, Any]], list[str]]:
     return ratings, sorted(submissions.values())
 
 
-def dataset_agreement(dataset: Dataset, *, resamples: int = 1000, seed: int = 0) -> dict[str, Any]:
-    """Every agreement statistic that applies to the dataset's benchmark, with bootstrap intervals."""
-    ratings, raters = ratings_of(dataset)
+def dataset_agreement(
+    dataset: Dataset, *, raters: QuerySet[Submission] | None = None, resamples: int = 1000, seed: int = 0
+) -> dict[str, Any]:
+    """Every agreement statistic that applies to the dataset's benchmark, with bootstrap intervals.
+
+    `raters`: the submissions compared (default: every human and annotator submission).
+    """
+    ratings, raters = ratings_of(dataset, raters)
     labels = {
         item: {rater: answer_label(dataset.benchmark, a) for rater, a in by.items()}
         for item, by in ratings.items()

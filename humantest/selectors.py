@@ -8,7 +8,8 @@ from typing import Any
 
 from django.db.models import Count, Q, QuerySet
 
-from evaluation.models import Prediction
+from evaluation.agreement_reports import dataset_agreement
+from evaluation.models import Prediction, Submission
 from evaluation.reports import ScoredSubmission, Table, build_table
 from evaluation.sampling import wilson_interval
 from humantest.kinds import KINDS
@@ -144,9 +145,25 @@ def plan_results(plan: TestPlan) -> dict[str, Any]:
         "testers": testers,
         "pooled": pooled,
         "sessions": sessions,
+        "agreement": tester_agreement(plan) if len(by_tester) > 1 else None,
         "table": results_table(plan, sessions),
         "headline_label": KINDS[plan.dataset.benchmark].headline[0],
     }
+
+
+#: Bootstrap resamples for the agreement intervals on the plan's page (the command uses 1,000).
+PAGE_RESAMPLES = 300
+
+
+def tester_agreement(plan: TestPlan) -> list[dict[str, Any]]:
+    """Agreement between the plan's testers on the questions several of them answered."""
+    raters = Submission.objects.filter(test_session__plan=plan)
+    report = dataset_agreement(plan.dataset, raters=raters, resamples=PAGE_RESAMPLES)
+    return [
+        {**statistic, "name": statistic["statistic"].replace("_", " ")}
+        for statistic in report["statistics"]
+        if statistic["items"]
+    ]
 
 
 def results_table(plan: TestPlan, sessions: list[TestSession]) -> Table:

@@ -25,7 +25,9 @@ def answer_everything(plan, tester, answer_for):
     return session
 
 
-def test_testers_are_the_raters_and_the_pooled_row_is_not(trance_dataset, django_capture_on_commit_callbacks):
+def test_testers_are_the_raters_and_the_pooled_row_is_not(
+    trance_dataset, django_capture_on_commit_callbacks, client
+):
     alice, bob = make_user("alice", "tester"), make_user("bob", "tester")
     plan = TestPlan.objects.create(
         name="Agree", dataset=trance_dataset, setting="event", draw="fixed", fixed_items=["0", "1", "2"]
@@ -58,6 +60,13 @@ def test_testers_are_the_raters_and_the_pooled_row_is_not(trance_dataset, django
     percent = report["statistics"][0]
     assert percent["statistic"] == "percent_agreement"
     assert percent["value"] == pytest.approx(2 / 3)
+    # The plan's page shows the same, for its own testers.
+    client.force_login(make_user("rita", "researcher"))
+    page = client.get(f"/test/plans/{plan.pk}/")
+    shown = page.context["agreement"]
+    assert shown[0]["name"] == "percent agreement" and shown[0]["value"] == pytest.approx(2 / 3)
+    assert shown[0]["items"] == 3 and shown[0]["raters"] == 2
+    assert "Agreement between testers" in page.content.decode()
 
 
 def test_each_question_of_an_image_is_rated_on_its_own(trance_dataset, monkeypatch):
