@@ -83,7 +83,8 @@ def dataset_agreement(
     ]
     counts = {len(by_rater) for by_rater in labels.values() if len(by_rater) > 1}
     if len(counts) == 1:
-        results.append(agreement.fleiss_kappa(labels))
+        # Over the items people rated together; an item only one person rated says nothing.
+        results.append(agreement.fleiss_kappa({item: by for item, by in labels.items() if len(by) > 1}))
     if dataset.benchmark == "stevqa":
         texts = {item: {r: str(a.get("answer", "")) for r, a in by.items()} for item, by in ratings.items()}
         results.append(agreement.pairwise_text_similarity(texts, normalise=True, **options))

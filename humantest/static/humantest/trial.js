@@ -120,10 +120,17 @@ function startClock(widget) {
   const remaining = document.getElementById("remaining");
   if (data.remaining_ms === null || !remaining) return;
   const end = performance.now() + data.remaining_ms;
+  let announced = null;
   const tick = async () => {
     if (closed) return;
     const left = Math.max(0, end - performance.now());
-    remaining.textContent = `${Math.ceil(left / 1000)} s`;
+    const seconds = Math.ceil(left / 1000);
+    remaining.textContent = `${seconds} s`;
+    // Screen readers hear the time at a few moments, not four times a second.
+    if ([60, 30, 10].includes(seconds) && announced !== seconds) {
+      announced = seconds;
+      document.getElementById("clock-announce").textContent = `${seconds} seconds left`;
+    }
     remaining.parentElement.classList.toggle("urgent", left < 10000);
     if (left > 0) {
       setTimeout(tick, Math.min(250, left));
