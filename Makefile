@@ -44,6 +44,7 @@ perf: $(VENV)/.test-installed
 	$(PY) perf/render.py
 	$(PY) perf/generate_trance.py
 	$(PY) perf/humantest_load.py
+	$(PY) perf/humantest_draw.py
 
 system-run:
 	scripts/system-packages.sh $(RUN_PACKAGES)

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from django.db.models import QuerySet
+from django.db.models import Func, IntegerField, QuerySet
+from django.db.models.fields.json import KeyTransform
 
 from benchmarks.registry import format_module
 from benchmarks.trance.formats import ATTRIBUTE_VALUES, DIRECTIONS, MOVE_STEPS
@@ -33,6 +34,16 @@ from evaluation.metrics.scored import Scored
 CAMERAS = ("Camera_Left", "Camera_Center", "Camera_Right")
 CAMERA_NAMES = {"Camera_Left": "left", "Camera_Center": "centre", "Camera_Right": "right"}
 CENTER = "Camera_Center"
+
+
+class JSONArrayLength(Func):
+    """The length of a JSON array, computed by the database (SQLite and PostgreSQL)."""
+
+    function = "JSON_ARRAY_LENGTH"
+    output_field = IntegerField()
+
+    def as_postgresql(self, compiler, connection, **extra):
+        return super().as_sql(compiler, connection, function="JSONB_ARRAY_LENGTH", **extra)
 
 
 class AnswerRefused(ValueError):
@@ -69,8 +80,8 @@ class TrialKind:
         """The items a tester can be shown at all (their images are there), filtered in the database."""
         return items
 
-    def draw_fields(self, balance_by: str) -> dict[str, str]:
-        """The item fields `eligible`, `parts` and `balance_value` read: row key -> ORM path."""
+    def draw_fields(self, balance_by: str) -> dict[str, Any]:
+        """What `eligible`, `parts` and `balance_value` read: row key -> ORM path or expression."""
         return {}
 
     def eligible(self, row: dict[str, Any], setting: str) -> bool:
@@ -137,16 +148,17 @@ class TranceKind(TrialKind):
     balance_fields = {"length": "Number of transformations", "camera": "Final camera (View)"}
     headline = ("AD", ("AD",), "dist")  # accuracy is shown anyway; the mean distance adds to it
 
-    def draw_fields(self, balance_by: str) -> dict[str, str]:
-        return {"steps": "ground_truth__transformations"}
+    def draw_fields(self, balance_by: str) -> dict[str, Any]:
+        # Only the number of steps is needed: counted by the database, not decoded here.
+        return {"length": JSONArrayLength(KeyTransform("transformations", "ground_truth"))}
 
     def eligible(self, row: dict[str, Any], setting: str) -> bool:
         # Basic is the one-step setting: its answer is a single transformation.
-        return setting != "basic" or len(row["steps"] or ()) == 1
+        return setting != "basic" or row["length"] == 1
 
     def balance_value(self, row: dict[str, Any], field: str, part: int) -> Any:
         if field == "length":
-            return len(row["steps"] or ())
+            return row["length"]
         raise KeyError(field)
 
     def contexts(self, setting: str, count: int, balance_by: str, rng: random.Random) -> list[dict[str, Any]]:
