@@ -2,34 +2,11 @@
 // unchoose). The boxes are SVG rects in image pixels over the image, reachable with Tab and
 // toggled with Enter or Space. Objects are numbered from 1 in scene order (the answer sends the
 // 0-based scene indices); the result uses the same numbers.
-const SVG = "http://www.w3.org/2000/svg";
+import { drawOrder, make, rect, svg, tag } from "./dom.js";
 
-function make(tag, attributes = {}, children = [], namespace = null) {
-  const node = namespace ? document.createElementNS(namespace, tag) : document.createElement(tag);
-  for (const [key, value] of Object.entries(attributes)) {
-    if (key === "text") node.textContent = value;
-    else node.setAttribute(key, value);
-  }
-  node.append(...children);
-  return node;
-}
 
-const svg = (tag, attributes) => make(tag, attributes, [], SVG);
-const area = (candidate) => candidate.box[2] * candidate.box[3];
 const names = (ids) => (ids.length ? ids.map((id) => id + 1).join(", ") : "none");
 const plural = (count) => `${count} object${count === 1 ? "" : "s"}`;
-
-function rect(box, attributes) {
-  const [x, y, width, height] = box;
-  return svg("rect", { x, y, width, height, ...attributes });
-}
-
-function tag(box, number, size) {
-  return make("text", { class: "tag", x: box[0] + 3, y: box[1] + 2, "font-size": size, text: number }, [], SVG);
-}
-
-// Larger boxes first, so a small object in front of a large one stays clickable.
-const drawOrder = (candidates) => [...candidates].sort((a, b) => area(b) - area(a));
 
 export function mount(form, view, hooks) {
   const tagSize = Math.max(11, Math.round(view.width / 40));

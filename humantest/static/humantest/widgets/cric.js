@@ -2,42 +2,16 @@
 // time, by clicking its box (again to unchoose), or "No object", the right grounding of a "no".
 // The boxes are SVG rects in image pixels over the image, reachable with Tab, chosen with Enter
 // or Space. Objects are numbered in scene order; the result uses the same numbers.
-const SVG = "http://www.w3.org/2000/svg";
+import { compareTable, drawOrder, make, rect, svg, tag } from "./dom.js";
+
 const VERIFY_TYPES = ["VerifyKG", "VerifyAtt"];
 
-function make(tag, attributes = {}, children = [], namespace = null) {
-  const node = namespace ? document.createElementNS(namespace, tag) : document.createElement(tag);
-  for (const [key, value] of Object.entries(attributes)) {
-    if (key === "text") node.textContent = value;
-    else node.setAttribute(key, value);
-  }
-  node.append(...children);
-  return node;
-}
-
-const svg = (tag, attributes) => make(tag, attributes, [], SVG);
-const area = (candidate) => candidate.box[2] * candidate.box[3];
-
-function rect(box, attributes) {
-  const [x, y, width, height] = box;
-  return svg("rect", { x, y, width, height, ...attributes });
-}
-
-function tag(box, number, size) {
-  return make("text", { class: "tag", x: box[0] + 3, y: box[1] + 2, "font-size": size, text: number }, [], SVG);
-}
 
 // An image with an SVG layer in its pixel coordinates (the result panel's copy of the picker).
 function figure(src, size) {
   const image = make("img", { src, width: size.width, height: size.height, alt: "" });
   const layer = svg("svg", { viewBox: `0 0 ${size.width} ${size.height}`, "aria-hidden": "true" });
   return { node: make("div", { class: "picker" }, [image, layer]), layer };
-}
-
-function table(rows) {
-  const head = make("tr", {}, ["", "Yours", "Right"].map((text) => make("th", { text })));
-  const body = rows.map((cells) => make("tr", {}, cells.map((text, index) => make(index ? "td" : "th", { text }))));
-  return make("table", { class: "grid compare", id: "compare" }, [make("thead", {}, [head]), make("tbody", {}, body)]);
 }
 
 export function mount(form, view, hooks) {
@@ -90,7 +64,7 @@ export function mount(form, view, hooks) {
   }
 
   // Larger boxes first, so a small object inside a large one stays clickable.
-  for (const candidate of [...view.candidates].sort((a, b) => area(b) - area(a))) {
+  for (const candidate of drawOrder(view.candidates)) {
     const node = rect(candidate.box, {
       class: "candidate",
       tabindex: "0",
@@ -172,7 +146,7 @@ export function mount(form, view, hooks) {
         make("span", { class: "key chosen-key" }),
         " yours",
       ]);
-      target.replaceChildren(make("div", { class: "result-layout" }, [picture.node, make("div", {}, [table(rows), legend])]));
+      target.replaceChildren(make("div", { class: "result-layout" }, [picture.node, make("div", {}, [compareTable(rows), legend])]));
     },
   };
 }

@@ -2,19 +2,9 @@
 // on the image (Redraw starts again), or type the 8 coordinates. The image's size is known only
 // once it has loaded: the SVG's viewBox is then set to its natural size, so clicks map to image
 // pixels through getScreenCTM().
-const SVG = "http://www.w3.org/2000/svg";
+import { compareTable, make, svg } from "./dom.js";
 
-function make(tag, attributes = {}, children = [], namespace = null) {
-  const node = namespace ? document.createElementNS(namespace, tag) : document.createElement(tag);
-  for (const [key, value] of Object.entries(attributes)) {
-    if (key === "text") node.textContent = value;
-    else node.setAttribute(key, value);
-  }
-  node.append(...children);
-  return node;
-}
 
-const svg = (tag, attributes) => make(tag, attributes, [], SVG);
 const pairs = (flat) => [0, 2, 4, 6].filter((i) => i + 1 < flat.length).map((i) => [flat[i], flat[i + 1]]);
 const clamp = (value, high) => Math.min(Math.max(Math.round(value), 0), high);
 const score = (value) => (typeof value === "number" ? value.toFixed(3) : "–");
@@ -132,14 +122,8 @@ export function mount(form, view, hooks) {
         overlay.append(...shape(pairs(truth.evidence), "truth"));
         picture.append(overlay);
       }
-      const row = (cells) => make("tr", {}, cells.map((text, index) => make(index ? "td" : "th", { text })));
       const scores = result.result || {};
-      const table = make("table", { class: "grid compare", id: "compare" }, [
-        make("thead", {}, [row(["", "Yours", "Right"])]),
-        make("tbody", {}, [
-          row(["Answer", yours ? yours.answer : "(no answer)", truth.answer]),
-        ]),
-      ]);
+      const table = compareTable([["Answer", yours ? yours.answer : "(no answer)", truth.answer]]);
       const figures = make("p", {
         id: "scores",
         text: `TC (answer) ${score(scores.TC)} · LC (evidence IoU) ${score(scores.LC)} · CLC ${score(scores.CLC)}`,

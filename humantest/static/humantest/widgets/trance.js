@@ -3,19 +3,9 @@
 // follows the attribute; it leaves out the value the object already has at that point of the
 // answer, since such a step would change nothing. Position values are a direction and 1 or 2 steps.
 import Sortable from "../../vendor/sortablejs/sortable.core.esm.js";
+import { make as element } from "./dom.js";
 
 const ATTRIBUTE_LABELS = { position: "position", color: "colour", material: "material", shape: "shape", size: "size" };
-
-function element(tag, attributes = {}, children = []) {
-  const node = document.createElement(tag);
-  for (const [key, value] of Object.entries(attributes)) {
-    if (key === "text") node.textContent = value;
-    else if (key === "class") node.className = value;
-    else node.setAttribute(key, value);
-  }
-  for (const child of children) node.append(child);
-  return node;
-}
 
 function option(value, label, selected = false) {
   const node = element("option", { value, text: label });
