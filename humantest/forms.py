@@ -8,7 +8,7 @@ from django.contrib.auth import get_user_model
 from benchmarks.selectors import datasets_for
 from humantest import services
 from humantest.kinds import KINDS
-from humantest.models import TestPlan
+from humantest.models import PLAN_CHOICES, TestPlan
 from yardstick.roles import TESTER
 
 SETTINGS = [("", "–"), ("basic", "TRANCE Basic"), ("event", "TRANCE Event"), ("view", "TRANCE View")]
@@ -42,22 +42,7 @@ class TestPlanForm(forms.ModelForm):
 
     class Meta:
         model = TestPlan
-        fields = [
-            "name",
-            "dataset",
-            "setting",
-            "row_label",
-            "brief",
-            "guidance",
-            "items_per_tester",
-            "draw",
-            "seed",
-            "balance_by",
-            "fixed_items",
-            "practice_items",
-            "time_limit_s",
-            "testers",
-        ]
+        fields = list(PLAN_CHOICES)
         labels = {"time_limit_s": "Time limit (seconds)", "items_per_tester": "Items per tester"}
         widgets = {
             "testers": forms.CheckboxSelectMultiple,

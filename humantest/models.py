@@ -65,6 +65,25 @@ class TestPlan(models.Model):
         return self.name
 
 
+#: What a researcher chooses when making a plan: the form's and the API's writable fields.
+PLAN_CHOICES = (
+    "name",
+    "dataset",
+    "setting",
+    "row_label",
+    "brief",
+    "guidance",
+    "items_per_tester",
+    "draw",
+    "seed",
+    "balance_by",
+    "fixed_items",
+    "practice_items",
+    "time_limit_s",
+    "testers",
+)
+
+
 class TestSession(models.Model):
     __test__ = False
 

@@ -2,7 +2,7 @@ from django.contrib.auth import get_user_model
 from rest_framework import serializers
 
 from humantest import services
-from humantest.models import TestPlan
+from humantest.models import PLAN_CHOICES, TestPlan
 from yardstick.roles import TESTER
 
 
@@ -24,26 +24,7 @@ class TestPlanSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = TestPlan
-        fields = [
-            "id",
-            "name",
-            "dataset",
-            "setting",
-            "row_label",
-            "brief",
-            "guidance",
-            "items_per_tester",
-            "draw",
-            "seed",
-            "balance_by",
-            "fixed_items",
-            "practice_items",
-            "time_limit_s",
-            "testers",
-            "pooled_submission",
-            "created_by",
-            "created_at",
-        ]
+        fields = ["id", *PLAN_CHOICES, "pooled_submission", "created_by", "created_at"]
         read_only_fields = ["id", "pooled_submission", "created_by", "created_at"]
 
     def validate(self, data):
