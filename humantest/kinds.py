@@ -70,8 +70,8 @@ class TrialKind:
     settings: tuple[str, ...] = ("",)
     #: Fields a plan can balance its draw over: name -> label.
     balance_fields: dict[str, str] = {}
-    #: Summary numbers shown on results pages: (label, path in summary, per-trial row key).
-    headline: tuple[str, tuple[str, ...], str] = ("", (), "")
+    #: The per-trial score shown beside accuracy: (label, key of the metric's per-item row).
+    headline: tuple[str, str] = ("", "")
 
     # Drawing works on light rows, not items: {"pk", "external_id", and the `draw_fields`}, so that
     # opening a plan on a dataset of 100,000 items reads a few fields of each, not its whole record.
@@ -146,7 +146,7 @@ class TranceKind(TrialKind):
     benchmark = "trance"
     settings = ("basic", "event", "view")
     balance_fields = {"length": "Number of transformations", "camera": "Final camera (View)"}
-    headline = ("AD", ("AD",), "dist")  # accuracy is shown anyway; the mean distance adds to it
+    headline = ("AD", "dist")  # accuracy is shown anyway; the mean distance adds to it
 
     def draw_fields(self, balance_by: str) -> dict[str, Any]:
         # Only the number of steps is needed: counted by the database, not decoded here.
@@ -279,7 +279,7 @@ def cric_box(obj: dict[str, Any]) -> dict[str, Any]:
 class CricKind(TrialKind):
     benchmark = "cric"
     balance_fields = {"question_type": "Question type"}
-    headline = ("Final", ("overall", "Final"), "final_correct")
+    headline = ("Final", "final_correct")
 
     def drawable(self, items: QuerySet) -> QuerySet:
         return items.filter(scene__isnull=False).exclude(scene__image="")
@@ -347,7 +347,7 @@ class CricKind(TrialKind):
 class ClevrRefKind(TrialKind):
     benchmark = "clevrref"
     balance_fields = {"category": "Expression category", "single": "Single or several objects"}
-    headline = ("mean IoU", ("overall", "mean_iou"), "mask_iou")
+    headline = ("mean IoU", "mask_iou")
 
     def drawable(self, items: QuerySet) -> QuerySet:
         return items.filter(scene__data__has_key="obj_mask").exclude(scene__image="")
@@ -443,7 +443,7 @@ class SteVqaKind(TrialKind):
 
     benchmark = "stevqa"
     balance_fields = {"language": "Question language"}
-    headline = ("CLC", ("overall", "CLC"), "CLC")
+    headline = ("CLC", "CLC")
 
     def qa(self, unit_or_item: Any, part: int) -> dict[str, Any]:
         return unit_or_item.ground_truth["annotation"][part]

@@ -41,7 +41,7 @@ def trial_figures(trial: Trial) -> dict[str, Any]:
     """What the result panel and history show of one finished trial."""
     kind = KINDS[trial.item.dataset.benchmark]
     row = trial.result or {}
-    label, _, key = kind.headline
+    label, key = kind.headline
     return {
         "correct": kind.correct(row) if row else None,
         "distance": row.get("dist"),
