@@ -3,6 +3,7 @@
 // once it has loaded: the SVG's viewBox is then set to its natural size, so clicks map to image
 // pixels through getScreenCTM().
 import { compareTable, make, svg } from "./dom.js";
+import { legend, overlayFigure, resultLayout, showImage } from "./picker.js";
 
 
 const pairs = (flat) => [0, 2, 4, 6].filter((i) => i + 1 < flat.length).map((i) => [flat[i], flat[i + 1]]);
@@ -30,10 +31,10 @@ export function mount(form, view, hooks) {
   const status = form.querySelector("#corners");
   form.querySelector("#question").textContent = view.question;
 
-  let size = null; // [width, height] in image pixels, once the image has loaded
+  let size = null; // { width, height } in image pixels, once the image has loaded
   let corners = []; // [[x, y], ...] in image pixels
   let closed = false;
-  const radius = () => Math.max(4, size[0] / 120);
+  const radius = () => Math.max(4, size.width / 120);
 
   function refresh({ keepTyped = false } = {}) {
     if (size) layer.replaceChildren(...shape(corners, "", radius()));
@@ -44,17 +45,15 @@ export function mount(form, view, hooks) {
     }
   }
 
-  image.addEventListener("load", () => {
-    size = [image.naturalWidth, image.naturalHeight];
-    layer.setAttribute("viewBox", `0 0 ${size[0]} ${size[1]}`);
+  showImage(image, layer, view.image, null, (natural) => {
+    size = natural;
     refresh({ keepTyped: true });
   });
-  image.src = view.image;
 
   layer.addEventListener("click", (event) => {
     if (closed || !size || corners.length >= 4) return;
     const point = new DOMPoint(event.clientX, event.clientY).matrixTransform(layer.getScreenCTM().inverse());
-    corners.push([clamp(point.x, size[0]), clamp(point.y, size[1])]);
+    corners.push([clamp(point.x, size.width), clamp(point.y, size.height)]);
     refresh();
     hooks.touched();
   });
@@ -115,12 +114,10 @@ export function mount(form, view, hooks) {
       closed = true;
       const yours = result.answer;
       const truth = result.truth;
-      const picture = make("div", { class: "picker" }, [make("img", { src: view.image, alt: "" })]);
-      if (size) {
-        const overlay = svg("svg", { viewBox: `0 0 ${size[0]} ${size[1]}`, "aria-hidden": "true" });
-        if (yours) overlay.append(...shape(pairs(yours.evidence), "yours"));
-        overlay.append(...shape(pairs(truth.evidence), "truth"));
-        picture.append(overlay);
+      const picture = overlayFigure(view.image, size, { naturalSize: true });
+      if (picture.layer) {
+        if (yours) picture.layer.append(...shape(pairs(yours.evidence), "yours"));
+        picture.layer.append(...shape(pairs(truth.evidence), "truth"));
       }
       const scores = result.result || {};
       const table = compareTable([["Answer", yours ? yours.answer : "(no answer)", truth.answer]]);
@@ -128,13 +125,7 @@ export function mount(form, view, hooks) {
         id: "scores",
         text: `TC (answer) ${score(scores.TC)} · LC (evidence IoU) ${score(scores.LC)} · CLC ${score(scores.CLC)}`,
       });
-      const legend = make("p", { class: "muted legend" }, [
-        make("span", { class: "key truth-key" }),
-        " right evidence  ",
-        make("span", { class: "key yours-key" }),
-        " yours",
-      ]);
-      target.replaceChildren(make("div", { class: "result-layout" }, [picture, make("div", {}, [table, figures, legend])]));
+      target.replaceChildren(resultLayout(picture.node, [table, figures, legend("right evidence", "yours-key")]));
     },
   };
 }
