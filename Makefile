@@ -55,12 +55,12 @@ system-test:
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 
-$(VENV)/.run-installed: requirements/base.txt | $(VENV)/bin/python
-	$(PY) -m pip install -q --disable-pip-version-check -r requirements/base.txt
+$(VENV)/.run-installed: requirements.txt | $(VENV)/bin/python
+	$(PY) -m pip install -q --disable-pip-version-check -r requirements.txt
 	touch $@
 
-$(VENV)/.test-installed: requirements/base.txt requirements/test.txt | $(VENV)/bin/python
-	$(PY) -m pip install -q --disable-pip-version-check -r requirements/test.txt
+$(VENV)/.test-installed: requirements.txt requirements-test.txt | $(VENV)/bin/python
+	$(PY) -m pip install -q --disable-pip-version-check -r requirements-test.txt
 	touch $@ $(VENV)/.run-installed
 
 # Browser libraries (package.json, exact versions in package-lock.json); Node.js from Debian if absent.

@@ -7,20 +7,10 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
+from accounts.permissions import requires
 from benchmarks.selectors import dataset_items, datasets_for, import_jobs_for
 from benchmarks.serializers import DatasetSerializer, ImportJobSerializer, ItemSerializer
 from benchmarks.services import ImportRefused, export_chunks, start_import_job
-
-
-def requires(permission: str) -> type[permissions.BasePermission]:
-    class HasPermission(permissions.BasePermission):
-        message = f"You need the {permission} permission (a researcher's role)."
-
-        def has_permission(self, request, view) -> bool:
-            return bool(request.user and request.user.has_perm(permission))
-
-    HasPermission.__name__ = f"Has_{permission.replace('.', '_')}"
-    return HasPermission
 
 
 class DatasetViewSet(viewsets.ReadOnlyModelViewSet):
@@ -36,18 +26,6 @@ class DatasetViewSet(viewsets.ReadOnlyModelViewSet):
         items = dataset_items(self.get_object()).select_related("scene")
         page = self.paginate_queryset(items)
         return self.get_paginated_response(ItemSerializer(page, many=True).data)
-
-    @extend_schema(responses={200: OpenApiResponse(description="The report table: rows, cells, intervals.")})
-    @action(
-        detail=True,
-        methods=["get"],
-        permission_classes=[requires("benchmarks.view_dataset"), requires("evaluation.view_report")],
-    )
-    def report(self, request, pk=None):
-        from evaluation.reports import table_json
-        from evaluation.selectors import report_table
-
-        return Response(table_json(report_table(self.get_object())))
 
     @extend_schema(responses={200: OpenApiResponse(description="The official file, streamed.")})
     @action(detail=True, methods=["get"], permission_classes=[requires("benchmarks.export_dataset")])

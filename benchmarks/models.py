@@ -3,6 +3,9 @@
 An item keeps what people may be shown (`payload`) apart from its `ground_truth`, so that
 tester- and annotator-facing code can take the one without the other. Both are stored as the
 benchmark's format module splits an official record, so an export rebuilds the file unchanged.
+
+A dataset names its benchmark by the name its spec declares (benchmarks/registry.py); the
+column has no fixed choices, so adding a benchmark needs no migration.
 """
 
 from __future__ import annotations
@@ -10,16 +13,29 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-
-class Benchmark(models.TextChoices):
-    STEVQA = "stevqa", "STE-VQA"
-    TRANCE = "trance", "TRANCE"
-    CRIC = "cric", "CRIC"
-    CLEVRREF = "clevrref", "CLEVR-Ref+"
+from benchmarks import registry
+from benchmarks.spec import BenchmarkSpec
 
 
-class Dataset(models.Model):
-    benchmark = models.CharField(max_length=16, choices=Benchmark.choices)
+class BenchmarkNamed:
+    """For rows that name a benchmark: its spec and title."""
+
+    benchmark: str
+
+    @property
+    def spec(self) -> BenchmarkSpec:
+        return registry.get(self.benchmark)
+
+    @property
+    def benchmark_title(self) -> str:
+        try:
+            return self.spec.title
+        except registry.UnknownBenchmark:
+            return self.benchmark
+
+
+class Dataset(BenchmarkNamed, models.Model):
+    benchmark = models.CharField(max_length=32, help_text="The benchmark's name, as its spec declares it.")
     name = models.CharField(max_length=200)
     version = models.CharField(max_length=50, default="1")
     split = models.CharField(max_length=50, blank=True, default="")
@@ -30,6 +46,11 @@ class Dataset(models.Model):
     scenes_meta = models.JSONField(default=dict, blank=True)
     has_media = models.BooleanField(default=False, help_text="False when imported for scoring only.")
     item_count = models.PositiveIntegerField(default=0, editable=False)
+    unit_count = models.PositiveIntegerField(
+        default=0,
+        editable=False,
+        help_text="Scoring units: items, or their questions where an item holds several.",
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -49,7 +70,7 @@ class Dataset(models.Model):
 
     def __str__(self) -> str:
         split = f" [{self.split}]" if self.split else ""
-        return f"{self.get_benchmark_display()}: {self.name}{split} v{self.version}"
+        return f"{self.benchmark_title}: {self.name}{split} v{self.version}"
 
     @property
     def media_folder(self) -> str:
@@ -107,7 +128,7 @@ class Item(models.Model):
         return f"{self.dataset.benchmark} item {self.external_id}"
 
 
-class ImportJob(models.Model):
+class ImportJob(BenchmarkNamed, models.Model):
     """An import started from the web or the API, run by a Celery worker, with its progress."""
 
     class Status(models.TextChoices):
@@ -116,7 +137,7 @@ class ImportJob(models.Model):
         SUCCEEDED = "succeeded", "Succeeded"
         FAILED = "failed", "Failed"
 
-    benchmark = models.CharField(max_length=16, choices=Benchmark.choices)
+    benchmark = models.CharField(max_length=32)
     name = models.CharField(max_length=200)
     split = models.CharField(max_length=50, blank=True, default="")
     version = models.CharField(max_length=50, default="1")

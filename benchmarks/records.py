@@ -62,7 +62,7 @@ class CatalogRecord:
     `payload` is what annotators and testers may see; `ground_truth` never leaves the server
     before an answer is final. `media` maps a role ("image", "init.Camera_Center") to a file
     name as the official record references it. `scene` names the shared scene (an image with its
-    scene graph) that several items can point at, as CRIC questions and CLEVR-Ref+ expressions do.
+    scene graph) that several items can point at, as the questions about one image do.
     """
 
     external_id: str
@@ -122,6 +122,14 @@ class RecordChecker:
         self.fail(path, f"expected an object, got {type_name(value)}")
         return False
 
+    def objects(self, values: Iterable[Any] | None, path: str) -> Iterator[tuple[str, dict[str, Any]]]:
+        """(path of the element, element) for each JSON object in `values`; any other element
+        is noted as an error and skipped."""
+        for index, value in enumerate(values or ()):
+            element = f"{path}[{index}]"
+            if self.is_object(value, element):
+                yield element, value
+
     def get(self, record: Any, key: str, kind: type | tuple[type, ...], path: str = "") -> Any:
         """The value of `record[key]` when present and of type `kind`."""
         name = f"{path}.{key}" if path else key
@@ -169,6 +177,31 @@ class RecordChecker:
                 return None
         return values
 
+    def get_lists(
+        self, record: Any, key: str, item_kind: type | tuple[type, ...], path: str = ""
+    ) -> list[list[Any]] | None:
+        """A list of lists whose elements are all of `item_kind` (program outputs,
+        relationships); every bad inner list is noted, and None returned if there was one."""
+        values = self.get(record, key, list, path)
+        if values is None:
+            return None
+        name = f"{path}.{key}" if path else key
+        good = True
+        for index, inner in enumerate(values):
+            if not isinstance(inner, list):
+                self.fail(f"{name}[{index}]", f"expected a list, got {type_name(inner)}")
+                good = False
+                continue
+            for number, value in enumerate(inner):
+                if not is_instance(value, item_kind):
+                    self.fail(
+                        f"{name}[{index}][{number}]",
+                        f"expected {kind_name(item_kind)}, got {type_name(value)}",
+                    )
+                    good = False
+                    break
+        return values if good else None
+
 
 def is_instance(value: Any, kind: type | tuple[type, ...]) -> bool:
     """isinstance that does not take JSON's true/false for numbers."""
@@ -202,7 +235,7 @@ def paused_gc() -> Iterator[None]:
     """Pause automatic garbage collection while a big file becomes Python objects and rows.
 
     An import builds millions of containers that all stay alive, and every collection run
-    walks them again: on 100,000 CRIC questions that triples the load time. The previous state
+    walks them again: on 100,000 questions that triples the load time. The previous state
     is restored, so a caller that had collection off keeps it off.
     """
     was_enabled = gc.isenabled()

@@ -1,38 +1,105 @@
-"""Which format module serves which benchmark name (pure, no Django)."""
+"""The benchmarks Yardstick serves, by name (pure, no Django).
+
+Every subpackage of `benchmarks` with a `spec` module declaring `SPEC` is found on first use;
+more can come from elsewhere by naming their modules in the environment variable
+``YARDSTICK_BENCHMARKS`` (comma-separated), or in-process with `register` (tests do). Nothing
+else in the project lists benchmarks: adding one is adding its package.
+"""
 
 from __future__ import annotations
 
 import importlib
-from types import ModuleType
+import os
+import pkgutil
+from pathlib import Path
 
-BENCHMARKS = ("stevqa", "trance", "cric", "clevrref")
-ALIASES = {
-    "ste-vqa": "stevqa",
-    "ste_vqa": "stevqa",
-    "est-vqa": "stevqa",
-    "estvqa": "stevqa",
-    "clevr-ref+": "clevrref",
-    "clevr-ref": "clevrref",
-    "clevrref+": "clevrref",
-}
+from benchmarks.spec import BenchmarkSpec
+
+PLUGINS_VARIABLE = "YARDSTICK_BENCHMARKS"
+
+_specs: dict[str, BenchmarkSpec] = {}
+_aliases: dict[str, str] = {}
+_loaded = False
 
 
 class UnknownBenchmark(ValueError):
     pass
 
 
-def canonical_name(name: str) -> str:
+def spec_from_module(module_name: str) -> BenchmarkSpec:
+    spec = getattr(importlib.import_module(module_name), "SPEC", None)
+    if not isinstance(spec, BenchmarkSpec):
+        raise TypeError(f"{module_name} declares no SPEC (a BenchmarkSpec instance)")
+    return spec
+
+
+def built_in_modules() -> list[str]:
+    package = Path(__file__).resolve().parent
+    return [
+        f"benchmarks.{entry.name}.spec"
+        for entry in pkgutil.iter_modules([str(package)])
+        if entry.ispkg and (package / entry.name / "spec.py").is_file()
+    ]
+
+
+def load() -> None:
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    extra = [name.strip() for name in os.environ.get(PLUGINS_VARIABLE, "").split(",") if name.strip()]
+    for module_name in [*built_in_modules(), *extra]:
+        register(spec_from_module(module_name))
+
+
+def register(spec: BenchmarkSpec) -> BenchmarkSpec:
+    """Add a benchmark (replacing one of the same name); returns it."""
+    if not spec.name or spec.name != spec.name.lower() or not spec.name.isidentifier():
+        raise ValueError(f"a benchmark's name must be a lower-case identifier, got {spec.name!r}")
+    load()
+    unregister(spec.name)
+    _specs[spec.name] = spec
+    for alias in spec.aliases:
+        _aliases[alias.lower()] = spec.name
+    return spec
+
+
+def unregister(name: str) -> None:
+    spec = _specs.pop(name, None)
+    if spec is not None:
+        for alias in spec.aliases:
+            _aliases.pop(alias.lower(), None)
+
+
+def specs() -> list[BenchmarkSpec]:
+    """Every benchmark, ordered by title."""
+    load()
+    return sorted(_specs.values(), key=lambda spec: spec.title.lower())
+
+
+def names() -> list[str]:
+    return [spec.name for spec in specs()]
+
+
+def choices() -> list[tuple[str, str]]:
+    """(name, title) pairs for forms."""
+    return [(spec.name, spec.title) for spec in specs()]
+
+
+def get(name: str) -> BenchmarkSpec:
+    """The spec of a benchmark named by its name or an alias; UnknownBenchmark otherwise."""
+    load()
     key = name.strip().lower()
-    key = ALIASES.get(key, key)
-    if key not in BENCHMARKS:
-        raise UnknownBenchmark(f"unknown benchmark {name!r} (expected one of {', '.join(BENCHMARKS)})")
-    return key
+    key = _aliases.get(key, key)
+    if key not in _specs:
+        raise UnknownBenchmark(f"unknown benchmark {name!r} (expected one of {', '.join(names())})")
+    return _specs[key]
 
 
-def format_module(name: str) -> ModuleType:
-    """The module that reads and writes the benchmark's official files."""
-    return importlib.import_module(f"benchmarks.{canonical_name(name)}.formats")
+def canonical_name(name: str) -> str:
+    return get(name).name
 
 
-def has_scenes(name: str) -> bool:
-    return hasattr(format_module(name), "parse_scenes")
+def scenes_titles() -> str:
+    """The benchmarks that have a separate scenes file, named for help texts."""
+    return " or ".join(spec.title for spec in specs() if spec.has_scenes)

@@ -37,3 +37,37 @@ def job_progress(job: ImportJob) -> dict[str, Any]:
 
 def dataset_items(dataset: Dataset) -> QuerySet[Item]:
     return dataset.items.order_by("position")
+
+
+class DatasetNotFound(LookupError):
+    """No dataset, or more than one, answers to a reference (the message says which)."""
+
+
+def find_dataset(reference: str) -> Dataset:
+    """The dataset with this id, or the only one with this name."""
+    if reference.isdigit():
+        dataset = Dataset.objects.filter(pk=int(reference)).first()
+        if dataset is not None:
+            return dataset
+    matches = list(Dataset.objects.filter(name=reference))
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise DatasetNotFound(f"no dataset with id or name {reference!r} (see list_datasets)")
+    ids = ", ".join(f"{dataset.pk} ({dataset})" for dataset in matches)
+    raise DatasetNotFound(f"several datasets are named {reference!r}; give the id: {ids}")
+
+
+def dataset_summary(dataset: Dataset) -> dict[str, Any]:
+    """What the command line says of a dataset (`list_datasets`, `import_dataset --json`)."""
+    return {
+        "id": dataset.pk,
+        "benchmark": dataset.benchmark,
+        "name": dataset.name,
+        "split": dataset.split,
+        "version": dataset.version,
+        "items": dataset.item_count,
+        "units": dataset.unit_count,
+        "scenes": dataset.scenes.count(),
+        "images": dataset.has_media,
+    }

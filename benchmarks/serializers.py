@@ -1,6 +1,7 @@
 from rest_framework import serializers
 
-from benchmarks.models import Benchmark, Dataset, ImportJob, Item
+from benchmarks import registry
+from benchmarks.models import Dataset, ImportJob, Item
 from benchmarks.selectors import job_progress
 
 
@@ -38,11 +39,9 @@ class ItemSerializer(serializers.ModelSerializer):
 class ImportJobSerializer(serializers.ModelSerializer):
     """An import job: POST the official file (multipart) to start one, GET it to follow it."""
 
-    benchmark = serializers.ChoiceField(choices=Benchmark.choices)
+    benchmark = serializers.ChoiceField(choices=[])
     upload = serializers.FileField(write_only=True, help_text="The official file.")
-    scenes_upload = serializers.FileField(
-        write_only=True, required=False, help_text="Scenes JSON (CRIC, CLEVR-Ref+)."
-    )
+    scenes_upload = serializers.FileField(write_only=True, required=False)
     images_upload = serializers.FileField(write_only=True, required=False, help_text="A zip of the images.")
     progress = serializers.SerializerMethodField()
     dataset = serializers.PrimaryKeyRelatedField(read_only=True)
@@ -66,6 +65,11 @@ class ImportJobSerializer(serializers.ModelSerializer):
             "finished_at",
         ]
         read_only_fields = ["id", "status", "progress", "errors", "dataset", "created_at", "finished_at"]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["benchmark"].choices = registry.choices()
+        self.fields["scenes_upload"].help_text = f"The scenes file of {registry.scenes_titles()}."
 
     def get_progress(self, job: ImportJob) -> dict:
         return job_progress(job)

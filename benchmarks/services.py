@@ -22,6 +22,7 @@ from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
 
+from benchmarks import registry
 from benchmarks.bulk import insert_rows
 from benchmarks.models import Dataset, ImportJob, Item, Scene
 from benchmarks.records import (
@@ -33,7 +34,6 @@ from benchmarks.records import (
     parse_prepared,
     paused_gc,
 )
-from benchmarks.registry import canonical_name, format_module, has_scenes
 
 #: Called as progress(stage, done, total) while an import runs.
 ProgressCallback = Callable[[str, int, int], None]
@@ -69,8 +69,8 @@ def import_dataset(
 
     Raises FormatError listing every bad record, or ImportRefused; in both cases nothing changed.
     """
-    benchmark = canonical_name(benchmark)
-    module = format_module(benchmark)
+    spec = registry.get(benchmark)
+    benchmark, module = spec.name, spec.formats
     if not name.strip():
         raise ImportRefused("a dataset needs a name")
     if Dataset.objects.filter(benchmark=benchmark, name=name, split=split, version=version).exists():
@@ -79,8 +79,8 @@ def import_dataset(
         )
     if images_dir is not None and not Path(images_dir).is_dir():
         raise ImportRefused(f"images folder {images_dir} does not exist")
-    if scenes_data is not None and not has_scenes(benchmark):
-        raise ImportRefused(f"{module.TITLE} has no separate scenes file")
+    if scenes_data is not None and not spec.has_scenes:
+        raise ImportRefused(f"{spec.title} has no separate scenes file")
 
     progress("checking records", 0, 0)
     prepared = module.prepare(data, source=source)
@@ -117,6 +117,7 @@ def import_dataset(
         scenes_meta=scenes_meta,
         has_media=bool(files),
         item_count=total,
+        unit_count=total,
         created_by=created_by,
     )
     folder: Path | None = None
@@ -127,9 +128,20 @@ def import_dataset(
                 folder = Path(settings.MEDIA_ROOT) / dataset.media_folder
                 copy_media(files, folder, progress)
             scene_ids = save_scenes(dataset, scenes)
-            save_items(dataset, records, scene_ids, errors=errors, total=total, progress=progress)
+            units = save_items(
+                dataset,
+                records,
+                scene_ids,
+                unit_count=spec.unit_count,
+                errors=errors,
+                total=total,
+                progress=progress,
+            )
             if errors:
                 raise FormatError(errors, source=source)
+            if units != total:
+                dataset.unit_count = units
+                dataset.save(update_fields=["unit_count"])
     except BaseException:
         if folder is not None:
             shutil.rmtree(folder, ignore_errors=True)
@@ -144,8 +156,8 @@ def locate_media(
     """Map each referenced file to a file in `images_dir`; report every missing one.
 
     Official files reference images by bare name or by a path from the authors' machines
-    (TRANCE's "/src/assets/img_000000-fin.L.png"), so a file is looked up by its base name, and
-    a scene's image also under another extension (CRIC scene graphs name images by id). The
+    ("/src/assets/img_000000-fin.L.png"), so a file is looked up by its base name, and a scene's
+    image also under another extension (scene graphs may name images by id alone). The
     dataset's media folder is flat: keys of the result are base names.
     """
     available = {entry.name: Path(entry.path) for entry in os.scandir(images_dir) if entry.is_file()}
@@ -219,11 +231,13 @@ def save_items(
     records: Iterable[CatalogRecord],
     scene_ids: dict[str, int],
     *,
+    unit_count: Callable[[dict], int],
     errors: list[RecordError],
     total: int,
     progress: ProgressCallback,
-) -> None:
-    """Insert the items as one stream of rows, reporting progress as they go.
+) -> int:
+    """Insert the items as one stream of rows, reporting progress as they go; returns how many
+    scoring units they hold (`unit_count` of each payload).
 
     Once `errors` holds anything (records still being checked as they stream), no more rows
     are written, but the remaining records are still read so that every fault gets listed.
@@ -231,13 +245,16 @@ def save_items(
     columns = ("dataset_id", "position", "external_id", "payload", "ground_truth", "media", "scene_id")
     dumps = orjson.dumps
     dataset_id = dataset.pk
+    units = 0
 
     def rows():
+        nonlocal units
         for position, record in enumerate(records):
             if position % INSERT_BATCH == 0:
                 progress("saving items", position, total)
             if errors:
                 continue
+            units += unit_count(record.payload)
             yield (
                 dataset_id,
                 position,
@@ -250,22 +267,23 @@ def save_items(
 
     insert_rows(Item, columns, rows())
     progress("saving items", total, total)
+    return units
 
 
 def export_chunks(dataset: Dataset) -> Iterator[bytes]:
     """The dataset as its benchmark's official file, in chunks (for files and HTTP responses)."""
-    module = format_module(dataset.benchmark)
+    module = dataset.spec.formats
     rows = dataset.items.order_by("position").values_list("payload", "ground_truth").iterator(chunk_size=2000)
     records = (module.to_official(payload, ground_truth) for payload, ground_truth in rows)
     return module.serialize(dataset.meta, records)
 
 
 def export_scene_chunks(dataset: Dataset) -> Iterator[bytes]:
-    module = format_module(dataset.benchmark)
-    if not has_scenes(dataset.benchmark):
-        raise ImportRefused(f"{module.TITLE} has no separate scenes file")
+    spec = dataset.spec
+    if not spec.has_scenes:
+        raise ImportRefused(f"{spec.title} has no separate scenes file")
     scenes = dataset.scenes.order_by("position").values_list("data", flat=True).iterator(chunk_size=2000)
-    return module.serialize_scenes(dataset.scenes_meta, scenes)
+    return spec.formats.serialize_scenes(dataset.scenes_meta, scenes)
 
 
 def write_chunks(chunks: Iterator[bytes], stream: BinaryIO) -> None:
@@ -382,9 +400,10 @@ def start_import_job(
     """Queue an import for a worker; refuse at once what would fail anyway (a name taken)."""
     from benchmarks.tasks import run_import
 
-    benchmark = canonical_name(benchmark)
-    if scenes_upload is not None and not has_scenes(benchmark):
-        raise ImportRefused(f"{format_module(benchmark).TITLE} has no separate scenes file")
+    spec = registry.get(benchmark)
+    benchmark = spec.name
+    if scenes_upload is not None and not spec.has_scenes:
+        raise ImportRefused(f"{spec.title} has no separate scenes file")
     if Dataset.objects.filter(benchmark=benchmark, name=name, split=split, version=version).exists():
         raise ImportRefused(
             f"a {benchmark} dataset named {name!r} (split {split or '-'}, version {version}) already exists"

@@ -14,10 +14,8 @@ from django.views.generic import DetailView, FormView, ListView, View
 
 from benchmarks.forms import ImportForm
 from benchmarks.models import Dataset, ImportJob
-from benchmarks.regions import item_regions
 from benchmarks.selectors import dataset_items, datasets_for, import_jobs_for, job_progress
 from benchmarks.services import ImportRefused, export_chunks, start_import_job
-from benchmarks.trance.diagram import scene_diagram_svg
 
 
 class DatasetListView(PermissionRequiredMixin, ListView):
@@ -59,14 +57,14 @@ class ItemDetailView(PermissionRequiredMixin, DetailView):
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
         item = self.object
+        spec = item.dataset.spec
         context["dataset"] = item.dataset
         context["view"] = describe_item(item.dataset, item)
         scene = item.scene.data if item.scene_id else None
-        context["regions"] = item_regions(item.dataset.benchmark, item.ground_truth, scene)
-        if item.dataset.benchmark == "trance":
-            # Our own SVG, built from validated enumerations only: nothing in it comes from free text.
-            context["diagram"] = mark_safe(scene_diagram_svg(item.payload["initial"]["objects"]))  # noqa: S308
-            context["steps"] = item.ground_truth.get("transformations", [])
+        context["regions"] = [region.as_dict() for region in spec.regions(item.ground_truth, scene)]
+        # The spec's own SVG, built from validated enumerations only: nothing in it comes from free text.
+        context["figure"] = mark_safe(spec.item_figure(item.payload))  # noqa: S308
+        context["truth_lines"] = spec.truth_lines(item.ground_truth)
         context["payload_text"] = json.dumps(item.payload, ensure_ascii=False, indent=2)
         context["ground_truth_text"] = json.dumps(item.ground_truth, ensure_ascii=False, indent=2)
         return context
@@ -74,13 +72,7 @@ class ItemDetailView(PermissionRequiredMixin, DetailView):
 
 def describe_item(dataset: Dataset, item) -> dict:
     """What a page shows of an item: its id, a one-line summary and its image URLs."""
-    payload = item.payload
-    summary = payload.get("question") or payload.get("refexp") or ""
-    if not summary and "questions" in payload:
-        summary = " / ".join(str(question) for question in payload["questions"][:3])
-    if not summary and dataset.benchmark == "trance":
-        steps = item.ground_truth.get("transformations", [])
-        summary = f"{len(steps)} transformation step{'s' if len(steps) != 1 else ''}"
+    summary = dataset.spec.summary(item.payload, item.ground_truth)
     images = []
     if dataset.has_media:
         images = [(role, dataset.media_url(name)) for role, name in item.media.items()]
@@ -96,10 +88,9 @@ class DatasetExportView(PermissionRequiredMixin, View):
 
     def get(self, request, pk: int):
         dataset = get_object_or_404(datasets_for(request.user), pk=pk)
-        extension = "jsonl" if dataset.benchmark == "trance" else "json"
         response = StreamingHttpResponse(export_chunks(dataset), content_type="application/json")
-        file_name = (
-            f"{dataset.benchmark}-{dataset.name}-{dataset.split or 'all'}-v{dataset.version}.{extension}"
+        file_name = dataset.spec.export_name(
+            f"{dataset.benchmark}-{dataset.name}-{dataset.split or 'all'}-v{dataset.version}"
         )
         response["Content-Disposition"] = f'attachment; filename="{file_name}"'
         return response

@@ -1,15 +1,19 @@
 """Agreement between people on a dataset: the statistics of evaluation/agreement.py over stored answers.
 
-Raters are the dataset's human and annotator submissions (a tester's session, an annotator's
-second opinion); each gives at most one answer per item. What is compared depends on the
-benchmark: the answer as a category everywhere (percent agreement, Krippendorff's alpha,
-nominal, and Fleiss' kappa when every item has the same number of raters), plus, for STE-VQA,
-answer-text similarity and the IoU of the evidence quadrilaterals.
+Raters are the dataset's human and annotator submissions that hold answers of their own (a
+tester's session, an annotator's second opinion); each gives at most one answer per scoring
+unit. What is compared is the benchmark's declaration: every answer as a category
+(`spec.answer_label`: percent agreement, Krippendorff's alpha, nominal, and Fleiss' kappa over
+the units every rater of them answered), plus free text by edit-distance similarity
+(`spec.answer_text`) and regions by polygon IoU (`spec.answer_region`) where answers hold them.
+
+These are agreement statistics, not the benchmark's metric: text similarity is 1 - normalised
+Levenshtein after case folding, and region IoU is the true polygon IoU, whatever the metric's
+own rules (docs/statistics.md says which number uses which).
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from django.db.models import QuerySet
@@ -18,64 +22,57 @@ from benchmarks.models import Dataset
 from evaluation import agreement
 from evaluation.models import Prediction, Submission
 
-HUMAN_KINDS = (Submission.Kind.HUMAN, Submission.Kind.ANNOTATOR)
-
-
-def answer_label(benchmark: str, answer: Any) -> str:
-    """The part of an answer people agree or disagree on, as one comparable category."""
-    if benchmark == "stevqa":
-        return str(answer.get("answer", "")).strip().lower()
-    if benchmark == "cric":
-        return json.dumps([answer.get("answer"), answer.get("object")])
-    if benchmark == "clevrref":
-        # People click objects (compare the sets); a box is what a model gives.
-        return json.dumps(sorted(answer["objects"]) if "objects" in answer else answer.get("box"))
-    return json.dumps([[step.get("obj_idx"), step.get("attr"), step.get("val")] for step in answer or []])
-
-
-def question_key(external_id: str, answer: Any) -> str:
-    """What was rated: the item, and which of its questions when it holds several (STE-VQA images)."""
-    if isinstance(answer, dict) and "question_index" in answer:
-        return f"{external_id}#{answer['question_index']}"
-    return external_id
+HUMAN_PRODUCERS = (Submission.Producer.HUMAN, Submission.Producer.ANNOTATOR)
+#: How the page and the command name each statistic.
+NAMES = {
+    "percent_agreement": "percent agreement",
+    "krippendorff_alpha": "Krippendorff's alpha",
+    "fleiss_kappa": "Fleiss' kappa",
+    "pairwise_text_similarity": "answer text similarity (edit distance, case-folded; not the metric's score)",
+    "pairwise_polygon_iou": "region IoU (true polygon union; not the metric's score)",
+}
 
 
 def human_raters(dataset: Dataset) -> QuerySet[Submission]:
     """The dataset's human and annotator submissions that hold answers of their own.
 
-    A human test's pooled submission is left out: it holds no answers of its own, only its
-    testers', who are raters themselves.
+    A pool (a test plan's Human row) is left out: it holds no answers of its own, only its
+    members', who are raters themselves.
     """
-    return dataset.submissions.filter(kind__in=HUMAN_KINDS, pooled_plan__isnull=True)
+    return dataset.submissions.filter(producer__in=HUMAN_PRODUCERS).exclude(
+        origin=Submission.Origin.TEST_PLAN
+    )
 
 
 def ratings_of(
     dataset: Dataset, raters: QuerySet[Submission] | None = None
 ) -> tuple[dict[str, dict[str, Any]], list[str]]:
-    """question -> {rater: answer}, over `raters` (by default every human and annotator submission)."""
+    """unit id -> {rater: answer}, over `raters` (by default every human and annotator submission).
+
+    What was rated is the scoring unit: an item, or one question of an image that holds several.
+    """
+    spec = dataset.spec
     raters = human_raters(dataset) if raters is None else raters
     submissions = {s.pk: f"{s.name} #{s.pk}" for s in raters}
     ratings: dict[str, dict[str, Any]] = {}
     rows = Prediction.objects.filter(submission_id__in=submissions, answer__isnull=False).values_list(
-        "submission_id", "item__external_id", "answer"
+        "submission_id", "item__external_id", "item__payload", "part", "answer"
     )
-    for submission_id, external_id, answer in rows.iterator(chunk_size=5000):
-        ratings.setdefault(question_key(external_id, answer), {})[submissions[submission_id]] = answer
+    for submission_id, external_id, payload, part, answer in rows.iterator(chunk_size=5000):
+        ratings.setdefault(spec.unit_id(external_id, payload, part), {})[submissions[submission_id]] = answer
     return ratings, sorted(submissions.values())
 
 
 def dataset_agreement(
     dataset: Dataset, *, raters: QuerySet[Submission] | None = None, resamples: int = 1000, seed: int = 0
 ) -> dict[str, Any]:
-    """Every agreement statistic that applies to the dataset's benchmark, with bootstrap intervals.
+    """Every agreement statistic that applies to the dataset's answers, with bootstrap intervals.
 
     `raters`: the submissions compared (default: every human and annotator submission).
     """
+    spec = dataset.spec
     ratings, raters = ratings_of(dataset, raters)
-    labels = {
-        item: {rater: answer_label(dataset.benchmark, a) for rater, a in by.items()}
-        for item, by in ratings.items()
-    }
+    labels = {unit: {rater: spec.answer_label(a) for rater, a in by.items()} for unit, by in ratings.items()}
     options = {"resamples": resamples, "seed": seed}
     results: list[agreement.Agreement] = [
         agreement.percent_agreement(labels, **options),
@@ -83,26 +80,20 @@ def dataset_agreement(
     ]
     counts = {len(by_rater) for by_rater in labels.values() if len(by_rater) > 1}
     if len(counts) == 1:
-        # Over the items people rated together; an item only one person rated says nothing.
-        results.append(agreement.fleiss_kappa({item: by for item, by in labels.items() if len(by) > 1}))
-    if dataset.benchmark == "stevqa":
-        texts = {item: {r: str(a.get("answer", "")) for r, a in by.items()} for item, by in ratings.items()}
+        # Over the units people rated together; a unit only one person rated says nothing.
+        results.append(agreement.fleiss_kappa({unit: by for unit, by in labels.items() if len(by) > 1}))
+    texts = {unit: {r: spec.answer_text(a) for r, a in by.items()} for unit, by in ratings.items()}
+    if any(text is not None for by in texts.values() for text in by.values()):
         results.append(agreement.pairwise_text_similarity(texts, normalise=True, **options))
-        quads = {
-            item: {r: quad_points(a.get("evidence")) for r, a in by.items()} for item, by in ratings.items()
-        }
-        results.append(agreement.pairwise_polygon_iou(quads, **options))
+    regions = {unit: {r: spec.answer_region(a) for r, a in by.items()} for unit, by in ratings.items()}
+    if any(region is not None for by in regions.values() for region in by.values()):
+        results.append(agreement.pairwise_polygon_iou(regions, **options))
     return {
         "dataset": {"id": dataset.pk, "benchmark": dataset.benchmark, "name": dataset.name},
         "raters": raters,
         "items_rated": len(ratings),
-        "statistics": [result.to_dict() for result in results],
+        "statistics": [
+            {**result.to_dict(), "name": NAMES.get(result.statistic, result.statistic)} for result in results
+        ],
         "text": [str(result) for result in results],
     }
-
-
-def quad_points(evidence: Any) -> list[tuple[float, float]] | None:
-    if not evidence or len(evidence) != 8:
-        return None
-    values = [float(value) for value in evidence]
-    return [(values[index], values[index + 1]) for index in range(0, 8, 2)]

@@ -1,13 +1,19 @@
 """The evaluation API under /api/v1/: submissions (an evaluation server) and report tables."""
 
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import mixins, permissions, status, viewsets
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
+from rest_framework.views import APIView
 
-from benchmarks.api import requires
+from accounts.permissions import requires
 from benchmarks.records import FormatError
 from benchmarks.selectors import datasets_for
-from evaluation.selectors import submissions_for
+from benchmarks.spec import OFFICIAL
+from evaluation.models import Submission
+from evaluation.reports import table_json
+from evaluation.selectors import report_table, submissions_for
 from evaluation.serializers import SubmissionSerializer
 from evaluation.services import SubmissionRefused, submit_predictions
 
@@ -43,9 +49,9 @@ class SubmissionViewSet(
             submission = submit_predictions(
                 dataset=data["dataset"],
                 name=data["name"],
-                kind=data.get("kind", "model"),
+                producer=data.get("producer", Submission.Producer.MODEL),
                 setting=data.get("setting", ""),
-                variant=data.get("variant") or "official",
+                variant=data.get("variant") or OFFICIAL,
                 data=upload.read(),
                 source=upload.name,
                 created_by=request.user,
@@ -55,3 +61,18 @@ class SubmissionViewSet(
         except (SubmissionRefused, ValueError) as error:
             raise ValidationError({"non_field_errors": [str(error)]}) from None
         return Response(self.get_serializer(submission).data, status=status.HTTP_201_CREATED)
+
+
+class DatasetReportView(APIView):
+    """GET /api/v1/datasets/<id>/report/: the dataset's report table (rows, cells, intervals)."""
+
+    permission_classes = [
+        permissions.IsAuthenticated,
+        requires("benchmarks.view_dataset"),
+        requires("evaluation.view_report"),
+    ]
+
+    @extend_schema(responses={200: OpenApiResponse(description="The report table: rows, cells, intervals.")})
+    def get(self, request, pk: int):
+        dataset = get_object_or_404(datasets_for(request.user), pk=pk)
+        return Response(table_json(report_table(dataset)))

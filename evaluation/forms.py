@@ -1,27 +1,29 @@
 from django import forms
 
+from benchmarks.spec import BenchmarkSpec
 from evaluation.models import Submission
 
 
 class SubmissionForm(forms.Form):
+    """An uploaded prediction file; the setting and variant offered are the dataset's benchmark's."""
+
     name = forms.CharField(
         max_length=200, help_text='The row label in the report, e.g. "ResNet-50" or "Human".'
     )
-    kind = forms.ChoiceField(choices=Submission.Kind.choices, initial=Submission.Kind.MODEL)
-    setting = forms.ChoiceField(
-        required=False,
-        choices=[
-            ("", "–"),
-            ("basic", "TRANCE Basic"),
-            ("event", "TRANCE Event"),
-            ("view", "TRANCE View"),
-            ("mono", "STE-VQA monolingual"),
-            ("bi", "STE-VQA bilingual"),
-        ],
+    producer = forms.ChoiceField(
+        label="Answers by", choices=Submission.Producer.choices, initial=Submission.Producer.MODEL
     )
-    variant = forms.ChoiceField(
-        choices=[("official", "official (released evaluator)"), ("paper", "paper")],
-        initial="official",
-        help_text="STE-VQA only: the released evaluator's rules, or the paper's.",
-    )
+    setting = forms.ChoiceField(required=False)
+    variant = forms.ChoiceField(help_text="The released evaluator's rules, or the paper's.")
     file = forms.FileField(help_text="The predictions in the benchmark's format (see docs/metrics.md).")
+
+    def __init__(self, *args, spec: BenchmarkSpec, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["setting"].choices = [(choice.value, choice.label) for choice in spec.settings]
+        self.fields["setting"].initial = spec.settings[0].value
+        if len(spec.settings) == 1:
+            self.fields["setting"].widget = forms.HiddenInput()
+        self.fields["variant"].choices = [(choice.value, choice.label) for choice in spec.variants]
+        self.fields["variant"].initial = spec.variants[0].value
+        if len(spec.variants) == 1:
+            self.fields["variant"].widget = forms.HiddenInput()

@@ -1,9 +1,11 @@
 """Submissions and their predictions: one shape for every answer, human or model.
 
-A Submission is everything one producer answered on one dataset under one setting: a model
-run, a tester's session, an annotator's second opinion. Its Predictions are per item. Scoring
-fills each prediction's `score` (the metric's per-item row) and the submission's `summary`,
-and records how: the setting, the metric variant and its parameters, the metric version.
+A Submission is everything one producer answered on one dataset under one setting: an uploaded
+prediction file, a model run, a tester's session, a test plan's testers pooled, annotators'
+second opinions. Its Predictions are per scoring unit: an item, or one question of an item that
+holds several (an image with several questions). Scoring fills each prediction's `score` (the metric's per-unit
+row) and the submission's `summary`, and records how: the setting, the metric variant and its
+parameters, the metric version. Only `evaluation.services` writes these rows.
 """
 
 from __future__ import annotations
@@ -15,25 +17,50 @@ from benchmarks.models import Dataset, Item
 
 
 class Submission(models.Model):
-    class Kind(models.TextChoices):
+    class Producer(models.TextChoices):
+        """Who gave the answers: the row's group in reports (models first, Human last)."""
+
         MODEL = "model", "Model"
         HUMAN = "human", "Human"
         ANNOTATOR = "annotator", "Annotator"
 
+    class Origin(models.TextChoices):
+        """How the answers arrived."""
+
+        UPLOAD = "upload", "Uploaded prediction file"
+        MODEL_RUN = "model_run", "Model run"
+        TEST_PLAN = "test_plan", "Test plan (its testers pooled)"
+        TEST_SESSION = "test_session", "One tester's test session"
+        ANNOTATION = "annotation", "Annotators"
+
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="submissions")
-    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.MODEL)
+    producer = models.CharField(max_length=16, choices=Producer.choices, default=Producer.MODEL)
+    origin = models.CharField(max_length=16, choices=Origin.choices, default=Origin.UPLOAD)
     name = models.CharField(
         max_length=200, help_text='The row label in reports: a model\'s name, or "Human".'
     )
     setting = models.CharField(
-        max_length=32, blank=True, default="", help_text="TRANCE: basic, event or view; STE-VQA: mono or bi."
+        max_length=32,
+        blank=True,
+        default="",
+        help_text="One of the benchmark's settings, as its spec declares them.",
     )
     variant = models.CharField(
         max_length=32, blank=True, default="", help_text="Metric variant, e.g. official."
     )
-    source = models.CharField(max_length=500, blank=True, default="")
+    source = models.CharField(
+        max_length=500, blank=True, default="", help_text="A file name, or what made it."
+    )
     parameters = models.JSONField(
         default=dict, blank=True, help_text="Metric parameters used for the summary."
+    )
+    pool = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="members",
+        help_text="The pooled submission whose row this one's answers also count in (a test plan's Human row).",
     )
     summary = models.JSONField(default=dict, blank=True)
     problems = models.JSONField(
@@ -46,7 +73,7 @@ class Submission(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        ordering = ["dataset", "kind", "name", "setting"]
+        ordering = ["dataset", "producer", "name", "setting"]
         permissions = [("view_report", "Can view evaluation reports")]
 
     def __str__(self) -> str:
@@ -57,13 +84,19 @@ class Submission(models.Model):
 class Prediction(models.Model):
     submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="predictions")
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
+    part = models.PositiveIntegerField(
+        default=0,
+        help_text="Which scoring unit of the item (a question of an image that holds several); 0 otherwise.",
+    )
     answer = models.JSONField(
         null=True, help_text="The answer in the benchmark's prediction format; null when none was given."
     )
-    score = models.JSONField(default=dict, blank=True, help_text="The metric's per-item values.")
+    score = models.JSONField(default=dict, blank=True, help_text="The metric's per-unit values.")
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["submission", "item"], name="prediction_one_per_item")]
+        constraints = [
+            models.UniqueConstraint(fields=["submission", "item", "part"], name="prediction_one_per_unit")
+        ]
 
     def __str__(self) -> str:
-        return f"prediction for item {self.item_id}"
+        return f"prediction for item {self.item_id} part {self.part}"

@@ -1,17 +1,26 @@
-"""Breakdown plots for reports, drawn from stored summaries as SVG text.
+"""Breakdown plots for reports, drawn from stored summaries as SVG text (pure, no Django).
 
-What people would rather look at than read: TRANCE accuracy by transformation length and by
-final camera, CRIC final accuracy by question type, STE-VQA scores by language. matplotlib is
-imported only when a plot is drawn, with the non-interactive Agg backend.
+Which plots a report shows is the benchmark's declaration (`spec.plots`: accuracy by
+transformation length, by question type, by language...); this module draws them, one series
+per submission. matplotlib is imported only when a plot is drawn, with the non-interactive Agg
+backend.
 """
 
 from __future__ import annotations
 
 import io
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
 
-from evaluation.models import Submission
+from benchmarks.spec import BenchmarkSpec, BreakdownPlot
+
+
+class Summarised(Protocol):
+    """What a plot needs of a submission."""
+
+    name: str
+    setting: str
+    summary: Mapping[str, Any]
 
 
 def grouped_bars(
@@ -41,76 +50,36 @@ def grouped_bars(
     return svg[svg.index("<svg") :]
 
 
-def series_from(
-    submissions: Sequence[Submission], path: Sequence[str], groups: Sequence[str], metric: str
-) -> dict:
-    series: dict[str, list[float | None]] = {}
-    for submission in submissions:
-        values: Any = submission.summary
-        for key in path:
-            values = values.get(key, {}) if isinstance(values, dict) else {}
-        label = submission.name
-        series[label] = [(values.get(group) or {}).get(metric) for group in groups]
-    return series
+def group_summaries(submission: Summarised, path: Sequence[str]) -> Mapping[str, Any]:
+    values: Any = submission.summary
+    for key in path:
+        values = values.get(key, {}) if isinstance(values, Mapping) else {}
+    return values if isinstance(values, Mapping) else {}
 
 
-def report_plots(benchmark: str, submissions: Sequence[Submission]) -> list[str]:
+def draw(plot: BreakdownPlot, submissions: Sequence[Summarised]) -> str | None:
+    """One declared plot over the submissions it concerns; None when there is nothing to show."""
+    chosen = [s for s in submissions if plot.setting is None or s.setting == plot.setting]
+    if not chosen:
+        return None
+    if plot.groups:
+        keys, labels = [group.value for group in plot.groups], [group.label for group in plot.groups]
+    else:
+        keys = sorted(
+            {key for submission in chosen for key in group_summaries(submission, plot.summary_path)}
+        )
+        labels = keys
+    if not keys:
+        return None
+    series = {
+        submission.name: [
+            (group_summaries(submission, plot.summary_path).get(key) or {}).get(plot.metric) for key in keys
+        ]
+        for submission in chosen
+    }
+    return grouped_bars(plot.title, labels, series, plot.ylabel or plot.metric)
+
+
+def report_plots(spec: BenchmarkSpec, submissions: Sequence[Summarised]) -> list[str]:
     """SVG plots for a dataset's report; empty when there is nothing to break down."""
-    by_setting: dict[str, list[Submission]] = {}
-    for submission in submissions:
-        by_setting.setdefault(submission.setting, []).append(submission)
-    plots = []
-    if benchmark == "trance":
-        for setting in ("event", "view"):
-            chosen = by_setting.get(setting, [])
-            if chosen:
-                lengths = ["1", "2", "3", "4"]
-                plots.append(
-                    grouped_bars(
-                        f"{setting.title()}: accuracy by transformation length",
-                        [f"{length} step" + ("s" if length != "1" else "") for length in lengths],
-                        series_from(chosen, ["by_length"], lengths, "Acc"),
-                        "Acc",
-                    )
-                )
-        if by_setting.get("view"):
-            cameras = ["Camera_Left", "Camera_Center", "Camera_Right"]
-            plots.append(
-                grouped_bars(
-                    "View: accuracy by final camera",
-                    ["Left", "Center", "Right"],
-                    series_from(by_setting["view"], ["by_camera"], cameras, "Acc"),
-                    "Acc",
-                )
-            )
-    elif benchmark == "cric":
-        types = ["QueryObjKG", "QueryObjSG", "QueryAtt", "VerifyKG", "VerifyAtt"]
-        plots.append(
-            grouped_bars(
-                "Final accuracy by question type",
-                types,
-                series_from(submissions, ["by_question_type"], types, "Final"),
-                "Final",
-            )
-        )
-    elif benchmark == "stevqa":
-        plots.append(
-            grouped_bars(
-                "CLC by language",
-                ["English", "Chinese"],
-                series_from(submissions, ["by_language"], ["en", "ch"], "CLC"),
-                "CLC",
-            )
-        )
-    elif benchmark == "clevrref":
-        categories = sorted({key for s in submissions for key in (s.summary.get("by_category") or {})})
-        if categories:
-            plots.append(
-                grouped_bars(
-                    "Mean IoU by expression category",
-                    categories,
-                    series_from(submissions, ["by_category"], categories, "mean_iou"),
-                    "mean IoU",
-                )
-            )
-    return plots
+    return [svg for plot in spec.plots if (svg := draw(plot, submissions)) is not None]

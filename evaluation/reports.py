@@ -1,7 +1,7 @@
 """Side-by-side tables in the papers' layout, from scored submissions (pure, no Django).
 
 Rows are producers (models first, alphabetically; annotators; Human last, as in the papers);
-a model's submissions in different settings (TRANCE Basic, Event, View) share one row.
+a model's submissions in the benchmark's different settings share one row.
 Columns follow each paper's main table. Every cell carries its value, a 95% interval and the
 number of items behind it: Wilson intervals for accuracies (shares of items), normal
 approximation intervals for means (distances, scores), computed from the per-item rows.
@@ -12,26 +12,14 @@ from __future__ import annotations
 import csv
 import io
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from benchmarks.spec import BenchmarkSpec, Column
 from evaluation.sampling import wilson_interval
 
 Z_95 = 1.959963984540054
-
-
-@dataclass(frozen=True)
-class Column:
-    group: str
-    label: str
-    setting: str  # which submission of the row feeds this column ("" = the row's only setting)
-    summary_path: tuple[str, ...]
-    item_key: str | None = None  # per-item value whose spread gives the interval
-    item_filter: Callable[[dict], bool] | None = None
-    proportion: bool = True  # accuracies get Wilson intervals; means get normal ones
-    lower_is_better: bool = False
-    upper_bound: float | None = 1.0  # means are clipped to [0, upper_bound]; None: no upper bound
 
 
 @dataclass
@@ -45,7 +33,7 @@ class Cell:
 @dataclass
 class Row:
     label: str
-    kind: str
+    producer: str
     cells: list[Cell] = field(default_factory=list)
 
 
@@ -66,122 +54,24 @@ class Table:
         return spans
 
 
-def by_language(code: str) -> Callable[[dict], bool]:
-    return lambda row: row.get("lang") == code
-
-
-def by_kind(kind: str) -> Callable[[dict], bool]:
-    return lambda row: row.get("kind") == kind
-
-
-def trance_columns() -> list[Column]:
-    basic = [
-        Column("Basic", name, "basic", (name,), key)
-        for name, key in (
-            ("ObjAcc", "obj_correct"),
-            ("AttrAcc", "attr_correct"),
-            ("ValAcc", "pair_correct"),
-            ("Acc", "correct"),
-        )
-    ]
-    columns = list(basic)
-    for setting, group in (("event", "Event"), ("view", "View")):
-        columns += [
-            Column(
-                group,
-                "AD",
-                setting,
-                ("AD",),
-                "dist",
-                proportion=False,
-                lower_is_better=True,
-                upper_bound=None,
-            ),
-            Column(
-                group,
-                "AND",
-                setting,
-                ("AND",),
-                "norm_dist",
-                proportion=False,
-                lower_is_better=True,
-                upper_bound=None,
-            ),
-            Column(group, "LAcc", setting, ("LAcc",), "loose_correct"),
-            Column(group, "Acc", setting, ("Acc",), "correct"),
-            Column(group, "EO", setting, ("EO",), None, lower_is_better=True),
-        ]
-    return columns
-
-
-def stevqa_columns() -> list[Column]:
-    columns = []
-    for code, group in (("en", "English"), ("ch", "Chinese")):
-        columns += [
-            Column(group, name, "", ("by_language", code, name), name, by_language(code), proportion=False)
-            for name in ("TC", "LC", "CLC")
-        ]
-        columns.append(Column(group, "Δr", "", ("by_language", code, "Delta_r"), None, proportion=False))
-    columns += [
-        Column("All", name, "", ("overall", name), name, None, proportion=False)
-        for name in ("TC", "LC", "CLC")
-    ]
-    return columns
-
-
-def cric_columns() -> list[Column]:
-    columns = []
-    for path, group, row_filter in (
-        (("by_kind", "verify"), "Verify", by_kind("verify")),
-        (("by_kind", "recognize"), "Recognize", by_kind("recognize")),
-        (("overall",), "Overall", None),
-    ):
-        for name, key in (
-            ("Ans", "answer_correct"),
-            ("Grd", "grounding_correct"),
-            ("Final", "final_correct"),
-        ):
-            columns.append(Column(group, name, "", (*path, name), key, row_filter))
-    return columns
-
-
-def clevrref_columns() -> list[Column]:
-    return [
-        Column(
-            "Detection",
-            "Acc (single)",
-            "",
-            ("overall", "detection_accuracy"),
-            "detected",
-            lambda r: r.get("single"),
-        ),
-        Column("Segmentation", "mean IoU", "", ("overall", "mean_iou"), "mask_iou", None, proportion=False),
-        Column("Segmentation", "cumulative IoU", "", ("overall", "cumulative_iou"), None, proportion=False),
-    ]
-
-
-COLUMNS: dict[str, Callable[[], list[Column]]] = {
-    "trance": trance_columns,
-    "stevqa": stevqa_columns,
-    "cric": cric_columns,
-    "clevrref": clevrref_columns,
-}
-KIND_ORDER = {"model": 0, "annotator": 1, "human": 2}
+#: Row groups in the papers' order: models, then annotators, Human last.
+PRODUCER_ORDER = {"model": 0, "annotator": 1, "human": 2}
 
 
 @dataclass
 class ScoredSubmission:
     """What the table needs of a stored submission."""
 
-    kind: str
+    producer: str
     name: str
     setting: str
     summary: dict[str, Any]
     item_rows: Sequence[dict[str, Any]]
 
 
-def build_table(benchmark: str, submissions: Sequence[ScoredSubmission]) -> Table:
-    columns = COLUMNS[benchmark]()
+def build_table(spec: BenchmarkSpec, submissions: Sequence[ScoredSubmission]) -> Table:
+    """Rows grouped by producer and name (a model's settings share a row), columns from the spec."""
+    columns = spec.report_columns()
     uses_setting = any(column.setting for column in columns)
     grouped: dict[tuple[str, str], dict[str, ScoredSubmission]] = {}
     for submission in submissions:
@@ -190,21 +80,21 @@ def build_table(benchmark: str, submissions: Sequence[ScoredSubmission]) -> Tabl
             if uses_setting or not submission.setting
             else f"{submission.name} ({submission.setting})"
         )
-        key = (submission.kind, label)
+        key = (submission.producer, label)
         grouped.setdefault(key, {})[submission.setting if uses_setting else ""] = submission
     rows = []
     parameters: dict[str, dict[str, Any]] = {}
-    for (kind, label), by_setting in sorted(
-        grouped.items(), key=lambda entry: (KIND_ORDER.get(entry[0][0], 1), entry[0][1])
+    for (producer, label), by_setting in sorted(
+        grouped.items(), key=lambda entry: (PRODUCER_ORDER.get(entry[0][0], 1), entry[0][1])
     ):
-        row = Row(label=label, kind=kind)
+        row = Row(label=label, producer=producer)
         for column in columns:
             submission = by_setting.get(column.setting)
             row.cells.append(cell_for(column, submission) if submission else Cell(None))
         for setting, submission in by_setting.items():
             parameters[f"{label} {setting}".strip()] = submission.summary.get("parameters", {})
         rows.append(row)
-    return Table(benchmark=benchmark, columns=columns, rows=rows, parameters=parameters)
+    return Table(benchmark=spec.name, columns=columns, rows=rows, parameters=parameters)
 
 
 def cell_for(column: Column, submission: ScoredSubmission) -> Cell:
@@ -250,11 +140,11 @@ def table_csv(table: Table) -> str:
     """One line per (row, column): machine-friendly, with interval and item count."""
     output = io.StringIO()
     writer = csv.writer(output)
-    writer.writerow(["row", "kind", "group", "metric", "value", "ci_low", "ci_high", "n"])
+    writer.writerow(["row", "producer", "group", "metric", "value", "ci_low", "ci_high", "n"])
     for row in table.rows:
         for column, cell in zip(table.columns, row.cells, strict=True):
             writer.writerow(
-                [row.label, row.kind, column.group, column.label, cell.value, cell.low, cell.high, cell.n]
+                [row.label, row.producer, column.group, column.label, cell.value, cell.low, cell.high, cell.n]
             )
     return output.getvalue()
 
@@ -268,7 +158,7 @@ def table_json(table: Table) -> dict[str, Any]:
         "rows": [
             {
                 "label": row.label,
-                "kind": row.kind,
+                "producer": row.producer,
                 "cells": [
                     {"value": c.value, "ci_low": c.low, "ci_high": c.high, "n": c.n} for c in row.cells
                 ],
@@ -315,7 +205,7 @@ def table_latex(table: Table) -> str:
         r"\midrule",
     ]
     for row in table.rows:
-        if row.kind == "human":
+        if row.producer == "human":
             lines.append(r"\midrule")
         cells = []
         for index, cell in enumerate(row.cells):

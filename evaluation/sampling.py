@@ -1,6 +1,6 @@
 """Sampled validation: draw a stratified sample, then estimate the error rate with an interval.
 
-Pure Python (no Django). The typical use is the CRIC-style check: people inspect about 2% of a
+Pure Python (no Django). The typical use is the check a generated dataset needs: people inspect about 2% of a
 generated benchmark, drawn at random within strata (question type, scene kind...), and report
 the error rate with a confidence interval::
 

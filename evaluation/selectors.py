@@ -8,7 +8,7 @@ from django.db.models import Count, Q, QuerySet
 
 from benchmarks.models import Dataset
 from evaluation.models import Prediction, Submission
-from evaluation.reports import ScoredSubmission, Table, build_table
+from evaluation.reports import PRODUCER_ORDER, ScoredSubmission, Table, build_table
 
 
 def submissions_for(user: Any) -> QuerySet[Submission]:
@@ -18,33 +18,31 @@ def submissions_for(user: Any) -> QuerySet[Submission]:
 
 
 def scored_submissions(dataset: Dataset) -> list[Submission]:
-    """Scored submissions, each with `answered`: how many items it gave an answer for.
+    """The report's submissions, scored, each with `answered`: how many units it gave an answer for.
 
-    A tester's own submission is left out: the report's human row is the test plan's pooled
-    submission, which answers through its testers' predictions (see `prediction_rows`).
+    A submission pooled into another (a tester's own, pooled into the test plan's Human row) is
+    left out: the pool answers through its members' predictions (see `prediction_rows`). In the
+    report's order: models first, Human last.
     """
     answered = Count("predictions", filter=Q(predictions__answer__isnull=False))
-    submissions = (
-        dataset.submissions.filter(scored_at__isnull=False, test_session__isnull=True)
-        .annotate(answered=answered)
-        .order_by("kind", "name", "setting")
+    pooled_answers = Count("members__predictions", filter=Q(members__predictions__answer__isnull=False))
+    submissions = dataset.submissions.filter(scored_at__isnull=False, pool__isnull=True).exclude(
+        origin=Submission.Origin.TEST_SESSION
     )
-    submissions = list(submissions)
+    own = dict(submissions.annotate(answered=answered).values_list("pk", "answered"))
+    through_members = dict(submissions.annotate(answered=pooled_answers).values_list("pk", "answered"))
+    submissions = sorted(submissions, key=lambda s: (PRODUCER_ORDER.get(s.producer, 1), s.name, s.setting))
     for submission in submissions:
-        members = submission.parameters.get("pooled_from") or []
-        if members:
-            submission.answered = Prediction.objects.filter(
-                submission__in=members, answer__isnull=False
-            ).count()
+        submission.answered = own[submission.pk] + through_members[submission.pk]
     return submissions
 
 
 def prediction_rows(submissions: list[Submission]) -> dict[int, list[dict]]:
-    """Per-item score rows of each submission; a pooled one gets its member submissions' rows."""
-    owners: dict[int, list[int]] = {}
-    for submission in submissions:
-        for member in submission.parameters.get("pooled_from") or [submission.pk]:
-            owners.setdefault(member, []).append(submission.pk)
+    """Per-unit score rows of each submission; a pool gets its members' rows besides its own."""
+    owners: dict[int, list[int]] = {submission.pk: [submission.pk] for submission in submissions}
+    members = Submission.objects.filter(pool__in=submissions).values_list("pk", "pool_id")
+    for member, pool in members:
+        owners.setdefault(member, []).append(pool)
     rows: dict[int, list[dict]] = {submission.pk: [] for submission in submissions}
     scores = Prediction.objects.filter(submission__in=list(owners)).values_list("submission_id", "score")
     for submission_id, score in scores.iterator(chunk_size=5000):
@@ -53,15 +51,16 @@ def prediction_rows(submissions: list[Submission]) -> dict[int, list[dict]]:
     return rows
 
 
-def report_table(dataset: Dataset) -> Table:
-    """The dataset's side-by-side table, with intervals from the stored per-item rows."""
-    submissions = scored_submissions(dataset)
+def report_table(dataset: Dataset, submissions: list[Submission] | None = None) -> Table:
+    """The dataset's side-by-side table, with intervals from the stored per-unit rows
+    (`submissions`: the dataset's `scored_submissions`, when the caller has them already)."""
+    submissions = scored_submissions(dataset) if submissions is None else submissions
     rows_by_submission = prediction_rows(submissions)
     return build_table(
-        dataset.benchmark,
+        dataset.spec,
         [
             ScoredSubmission(
-                kind=submission.kind,
+                producer=submission.producer,
                 name=submission.name,
                 setting=submission.setting,
                 summary=submission.summary,

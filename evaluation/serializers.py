@@ -14,7 +14,8 @@ class SubmissionSerializer(serializers.ModelSerializer):
         fields = [
             "id",
             "dataset",
-            "kind",
+            "producer",
+            "origin",
             "name",
             "setting",
             "variant",
@@ -29,6 +30,7 @@ class SubmissionSerializer(serializers.ModelSerializer):
         ]
         read_only_fields = [
             "id",
+            "origin",
             "source",
             "summary",
             "parameters",

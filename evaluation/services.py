@@ -1,14 +1,15 @@
-"""Writes of the evaluation engine: storing submitted predictions and scoring them.
+"""Writes of the evaluation engine: the one place that writes submissions, predictions and scores.
 
-One scoring path: every Submission, whatever produced it, is scored here by the benchmark's
-pure metric module (evaluation/metrics/), against the catalog's ground truth rebuilt in the
-official format, exactly as `manage.py score` does with files.
+One scoring path: every Submission, whatever produced it, is scored by its benchmark's spec
+(`spec.score`, the metric's single entry point) against the catalog's ground truth rebuilt as
+official records, exactly as `manage.py score` does with files. Other apps (human tests, and
+later annotation and inference) never write these rows themselves: they call the functions
+here, naming where the answers came from (`Submission.Origin`).
 """
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,109 +18,77 @@ from django.utils import timezone
 
 from benchmarks.models import Dataset
 from benchmarks.records import FormatError, RecordError
-from benchmarks.registry import format_module
+from benchmarks.spec import OFFICIAL, ScoringTask
 from evaluation.metrics.scored import Scored
 from evaluation.models import Prediction, Submission
 
 
 class SubmissionRefused(ValueError):
-    """The submission cannot be scored on this dataset; nothing was stored."""
+    """The submission cannot be made or scored on this dataset; nothing was stored."""
 
 
 @dataclass(frozen=True)
-class MetricAdapter:
-    """How a benchmark's metric module meets the catalog.
+class UnitRow:
+    """One scoring unit of a dataset: its id, where it lives (item, part) and its ground truth."""
 
-    `answers` turns a parsed prediction file into {item external id: stored answer};
-    `run` scores the dataset's official records against the stored answers;
-    `row_id` names the item a per-item row belongs to.
-    """
-
-    module: str
-    id_field: str
-    answers: Callable[[Any], dict[str, Any]]
-    run: Callable[[Any, Submission, list[dict], dict[str, Any]], Scored]
-    row_id: Callable[[dict], str]
-    settings: tuple[str, ...] = ("",)
-
-    def metric(self):
-        return importlib.import_module(self.module)
+    id: str
+    item_id: int
+    part: int
+    record: dict[str, Any]
 
 
-def run_stevqa(metric, submission: Submission, records: list[dict], answers: dict[str, Any]) -> Scored:
-    if submission.dataset.meta.get("layout") != "test":
-        raise SubmissionRefused(
-            "STE-VQA answers are scored against test-layout ground truth (one item per question)"
-        )
-    return metric.score(records, list(answers.values()), variant=submission.variant or "official")
-
-
-def run_trance(metric, submission: Submission, records: list[dict], answers: dict[str, Any]) -> Scored:
-    predictions = {int(key): steps for key, steps in answers.items()}
-    if submission.setting == "basic":
-        return metric.score_basic(records, predictions)
-    if submission.setting == "event":
-        return metric.score_event(records, predictions)
-    cameras = submission.parameters.get("cameras")
-    if cameras:
-        return metric.score_view(records, predictions, {int(key): value for key, value in cameras.items()})
-    scored = metric.score_view(records, predictions, metric.view_cameras(records))
-    scored.params["cameras"] = "view_cameras(seed=0)"
-    return scored
-
-
-def run_clevrref(metric, submission: Submission, records: list[dict], answers: dict[str, Any]) -> Scored:
-    scenes = list(submission.dataset.scenes.order_by("position").values_list("data", flat=True))
-    if not scenes:
-        raise SubmissionRefused(
-            "CLEVR-Ref+ answers need the dataset's scenes (import it with its scenes file)"
-        )
-    return metric.score(records, scenes, list(answers.values()))
-
-
-ADAPTERS: dict[str, MetricAdapter] = {
-    "stevqa": MetricAdapter(
-        module="evaluation.metrics.stevqa",
-        id_field="question_id",
-        answers=lambda parsed: {str(record["question_id"]): record for record in parsed},
-        run=run_stevqa,
-        row_id=lambda row: str(row["question_id"]),
-        settings=("", "mono", "bi"),
-    ),
-    "cric": MetricAdapter(
-        module="evaluation.metrics.cric",
-        id_field="question_id",
-        answers=lambda parsed: {str(record["question_id"]): record for record in parsed},
-        run=lambda metric, submission, records, answers: metric.score(records, list(answers.values())),
-        row_id=lambda row: str(row["question_id"]),
-    ),
-    "clevrref": MetricAdapter(
-        module="evaluation.metrics.clevrref",
-        id_field="refexp_index",
-        answers=lambda parsed: {str(record["refexp_index"]): record for record in parsed},
-        run=run_clevrref,
-        row_id=lambda row: str(row["refexp_index"]),
-    ),
-    "trance": MetricAdapter(
-        module="evaluation.metrics.trance",
-        id_field="idx",
-        answers=lambda parsed: {str(idx): steps for idx, steps in parsed.items()},
-        run=run_trance,
-        row_id=lambda row: str(row["idx"]),
-        settings=("basic", "event", "view"),
-    ),
-}
-
-
-def official_records(dataset: Dataset) -> tuple[list[dict], dict[str, int]]:
-    """The dataset's items as official records (file order), and item ids by external id."""
-    module = format_module(dataset.benchmark)
+def scoring_units(dataset: Dataset) -> list[UnitRow]:
+    """The dataset's scoring units in file order (items, or their questions), as official records."""
+    spec = dataset.spec
     rows = dataset.items.order_by("position").values_list("pk", "external_id", "payload", "ground_truth")
-    records, item_ids = [], {}
-    for pk, external_id, payload, ground_truth in rows.iterator(chunk_size=2000):
-        records.append(module.to_official(payload, ground_truth))
-        item_ids[external_id] = pk
-    return records, item_ids
+    return [
+        UnitRow(unit.id, pk, unit.part, unit.record)
+        for pk, external_id, payload, ground_truth in rows.iterator(chunk_size=2000)
+        for unit in spec.units(external_id, payload, ground_truth)
+    ]
+
+
+def scenes_of(dataset: Dataset) -> list[dict[str, Any]]:
+    return list(dataset.scenes.order_by("position").values_list("data", flat=True))
+
+
+def check_choices(dataset: Dataset, *, name: str, setting: str, variant: str) -> None:
+    """SubmissionRefused unless the name is given and the setting and variant are the benchmark's."""
+    spec = dataset.spec
+    problem = spec.setting_problem(setting) or spec.variant_problem(variant)
+    if problem:
+        raise SubmissionRefused(problem)
+    if not name.strip():
+        raise SubmissionRefused("a submission needs a name (the row label in reports)")
+
+
+def create_submission(
+    *,
+    dataset: Dataset,
+    name: str,
+    producer: str = Submission.Producer.MODEL,
+    origin: str = Submission.Origin.UPLOAD,
+    setting: str = "",
+    variant: str = OFFICIAL,
+    source: str = "",
+    parameters: dict[str, Any] | None = None,
+    pool: Submission | None = None,
+    created_by=None,
+) -> Submission:
+    """A new, unscored submission; SubmissionRefused names a setting or variant the benchmark lacks."""
+    check_choices(dataset, name=name, setting=setting, variant=variant)
+    return Submission.objects.create(
+        dataset=dataset,
+        name=name,
+        producer=producer,
+        origin=origin,
+        setting=setting,
+        variant=variant,
+        source=source,
+        parameters=parameters or {},
+        pool=pool,
+        created_by=created_by,
+    )
 
 
 def submit_predictions(
@@ -127,51 +96,52 @@ def submit_predictions(
     dataset: Dataset,
     name: str,
     data: bytes,
-    kind: str = Submission.Kind.MODEL,
+    producer: str = Submission.Producer.MODEL,
+    origin: str = Submission.Origin.UPLOAD,
     setting: str = "",
-    variant: str = "official",
+    variant: str = OFFICIAL,
     source: str = "",
     parameters: dict | None = None,
     created_by=None,
 ) -> Submission:
     """Store a prediction file as a Submission on `dataset` and score it.
 
-    A file that does not parse, or that answers items the dataset does not have, is refused
-    with every bad record named (FormatError); nothing is stored.
+    A file that does not parse, or that answers units the dataset does not have, is refused
+    with every bad record named (FormatError); a setting or variant the benchmark does not have
+    is refused (SubmissionRefused). In both cases nothing is stored.
     """
-    adapter = ADAPTERS[dataset.benchmark]
-    if setting not in adapter.settings:
-        allowed = ", ".join(repr(value) for value in adapter.settings)
-        raise SubmissionRefused(
-            f"setting {setting!r} is not one of {allowed} for {dataset.get_benchmark_display()}"
-        )
-    if not name.strip():
-        raise SubmissionRefused("a submission needs a name (the row label in reports)")
-    answers = adapter.answers(adapter.metric().parse_predictions(data, source=source))
-    known = dict(dataset.items.values_list("external_id", "pk"))
-    unknown = [key for key in answers if key not in known]
+    spec = dataset.spec
+    check_choices(dataset, name=name, setting=setting, variant=variant)
+    answers = spec.read_predictions(data, source=source)
+    units = {unit.id: unit for unit in scoring_units(dataset)}
+    unknown = [key for key in answers if key not in units]
     if unknown:
         raise FormatError(
             [
-                RecordError(f"prediction {key}", adapter.id_field, f"no item with this id in {dataset}")
+                RecordError(
+                    f"prediction {key}", spec.unit_id_field, f"no such {spec.unit_id_field} in {dataset}"
+                )
                 for key in unknown
             ],
             source=source,
         )
     with transaction.atomic():
-        submission = Submission.objects.create(
+        submission = create_submission(
             dataset=dataset,
-            kind=kind,
             name=name,
+            producer=producer,
+            origin=origin,
             setting=setting,
-            variant=variant if dataset.benchmark == "stevqa" else "official",
+            variant=variant,
             source=source,
-            parameters=parameters or {},
+            parameters=parameters,
             created_by=created_by,
         )
         Prediction.objects.bulk_create(
             [
-                Prediction(submission=submission, item_id=known[key], answer=answer)
+                Prediction(
+                    submission=submission, item_id=units[key].item_id, part=units[key].part, answer=answer
+                )
                 for key, answer in answers.items()
             ],
             batch_size=2000,
@@ -181,35 +151,81 @@ def submit_predictions(
 
 
 def score_submission(submission: Submission) -> Submission:
-    """(Re)score a submission: per-item rows onto its predictions, the summary onto itself."""
-    adapter = ADAPTERS[submission.dataset.benchmark]
-    records, item_ids = official_records(submission.dataset)
-    external_ids = {pk: external_id for external_id, pk in item_ids.items()}
+    """(Re)score a submission: per-unit rows onto its predictions, the summary onto itself.
+
+    Units left unanswered are scored too (as the metric defines an empty answer) and get a
+    prediction row with no answer, so that every unit counts in the report's intervals.
+    """
+    dataset = submission.dataset
+    spec = dataset.spec
+    units = scoring_units(dataset)
+    unit_at = {(unit.item_id, unit.part): unit for unit in units}
     predictions = list(submission.predictions.all())
     answers = {
-        external_ids[prediction.item_id]: prediction.answer
+        unit_at[(prediction.item_id, prediction.part)].id: prediction.answer
         for prediction in predictions
         if prediction.answer is not None
     }
-    scored = adapter.run(adapter.metric(), submission, records, answers)
-    rows = {adapter.row_id(row): row for row in scored.items}
+    # A ValueError (a dataset imported without the scenes its metric needs, say) reaches the caller.
+    scored = spec.score(
+        ScoringTask(
+            records=[unit.record for unit in units],
+            answers=answers,
+            setting=submission.setting,
+            variant=submission.variant or OFFICIAL,
+            scenes=scenes_of(dataset) if spec.scenes_needed_to_score else (),
+            options=submission.parameters,
+        )
+    )
+    rows = {spec.row_id(row): row for row in scored.items}
     for prediction in predictions:
-        prediction.score = rows.get(external_ids[prediction.item_id], {})
+        prediction.score = rows.get(unit_at[(prediction.item_id, prediction.part)].id, {})
     Prediction.objects.bulk_update(predictions, ["score"], batch_size=2000)
-    # Items left unanswered are scored too (as the metric defines an empty answer); keeping their
-    # rows makes every item count in the report's intervals, not just the answered ones.
-    answered = {prediction.item_id for prediction in predictions}
+    answered = {(prediction.item_id, prediction.part) for prediction in predictions}
     Prediction.objects.bulk_create(
         [
-            Prediction(submission=submission, item_id=pk, answer=None, score=rows.get(external_id, {}))
-            for external_id, pk in item_ids.items()
-            if pk not in answered
+            Prediction(
+                submission=submission,
+                item_id=unit.item_id,
+                part=unit.part,
+                answer=None,
+                score=rows.get(unit.id, {}),
+            )
+            for unit in units
+            if (unit.item_id, unit.part) not in answered
         ],
         batch_size=2000,
     )
+    return store_summary(submission=submission, scored=scored)
+
+
+def store_summary(*, submission: Submission, scored: Scored) -> Submission:
+    """Keep a scoring's summary, parameters and problems on the submission, stamped now."""
     submission.summary = scored.summary
     submission.parameters = {**submission.parameters, **scored.params}
     submission.problems = scored.problems
     submission.scored_at = timezone.now()
     submission.save(update_fields=["summary", "parameters", "problems", "scored_at"])
     return submission
+
+
+def record_prediction(
+    *, submission: Submission, item_id: int, part: int = 0, answer: Any, score: dict[str, Any]
+) -> None:
+    """Store (or replace) one unit's answer and its per-unit score row."""
+    # One upsert on the (submission, item, part) constraint instead of update_or_create's queries.
+    Prediction.objects.bulk_create(
+        [Prediction(submission=submission, item_id=item_id, part=part, answer=answer, score=score)],
+        update_conflicts=True,
+        unique_fields=["submission", "item", "part"],
+        update_fields=["answer", "score"],
+    )
+
+
+def join_pool(*, pool: Submission, members: Iterable[int]) -> None:
+    """Count the answers of the `members` submissions in `pool`'s row too."""
+    Submission.objects.filter(pk__in=list(members)).update(pool=pool)
+
+
+def delete_submissions(*, ids: Iterable[int]) -> None:
+    Submission.objects.filter(pk__in=[pk for pk in ids if pk]).delete()

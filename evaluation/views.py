@@ -33,9 +33,13 @@ class ReportView(PermissionRequiredMixin, FormView):
         # Looked up after the permission check, so that people without rights get 403, not 404.
         return get_object_or_404(datasets_for(self.request.user), pk=self.kwargs["pk"])
 
+    def get_form_kwargs(self):
+        return {**super().get_form_kwargs(), "spec": self.dataset.spec}
+
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
-        table = report_table(self.dataset)
+        submissions = scored_submissions(self.dataset)
+        table = report_table(self.dataset, submissions)
         context["dataset"] = self.dataset
         context["table"] = table
         context["rows"] = [
@@ -48,10 +52,9 @@ class ReportView(PermissionRequiredMixin, FormView):
             )
             for row in table.rows
         ]
-        submissions = scored_submissions(self.dataset)
         context["submissions"] = submissions
         # SVG drawn by matplotlib from our own numbers and names of our own submissions.
-        context["plots"] = [mark_safe(svg) for svg in report_plots(self.dataset.benchmark, submissions)]  # noqa: S308
+        context["plots"] = [mark_safe(svg) for svg in report_plots(self.dataset.spec, submissions)]  # noqa: S308
         context["parameters"] = json.dumps(table.parameters, indent=2, ensure_ascii=False)
         return context
 
@@ -64,7 +67,7 @@ class ReportView(PermissionRequiredMixin, FormView):
             submission = submit_predictions(
                 dataset=self.dataset,
                 name=data["name"],
-                kind=data["kind"],
+                producer=data["producer"],
                 setting=data["setting"],
                 variant=data["variant"],
                 data=upload.read(),

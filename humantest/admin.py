@@ -17,6 +17,6 @@ class TestSessionAdmin(admin.ModelAdmin):
 
 @admin.register(Trial)
 class TrialAdmin(admin.ModelAdmin):
-    list_display = ["session", "kind", "round", "position", "status", "served_at", "answered_at"]
-    list_filter = ["kind", "status"]
+    list_display = ["session", "phase", "round", "position", "status", "served_at", "answered_at"]
+    list_filter = ["phase", "status"]
     raw_id_fields = ["session", "item"]

@@ -8,10 +8,11 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
-from benchmarks.api import requires
+from accounts.permissions import requires
 from benchmarks.selectors import datasets_for
 from evaluation.reports import table_json
 from humantest import selectors
+from humantest.plans import PlanRefused, create_test_plan
 from humantest.serializers import TestPlanSerializer
 
 
@@ -38,7 +39,10 @@ class TestPlanViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     def perform_create(self, serializer):
         if not datasets_for(self.request.user).filter(pk=serializer.validated_data["dataset"].pk).exists():
             raise ValidationError({"dataset": ["no such dataset"]})
-        serializer.save(created_by=self.request.user)
+        try:
+            serializer.instance = create_test_plan(created_by=self.request.user, **serializer.validated_data)
+        except PlanRefused as refused:
+            raise ValidationError({field: [message] for field, message in refused.problems.items()}) from None
 
     @extend_schema(
         responses={200: OpenApiResponse(description="Per-tester and pooled figures, and the metric table.")}

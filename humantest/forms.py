@@ -5,16 +5,34 @@ import re
 from django import forms
 from django.contrib.auth import get_user_model
 
+from accounts.roles import TESTER
+from benchmarks import registry
 from benchmarks.selectors import datasets_for
-from humantest import services
-from humantest.kinds import KINDS
+from humantest import plans
 from humantest.models import PLAN_CHOICES, TestPlan
-from yardstick.roles import TESTER
+from humantest.trials import trial_for
 
-SETTINGS = [("", "–"), ("basic", "TRANCE Basic"), ("event", "TRANCE Event"), ("view", "TRANCE View")]
-BALANCE = [("", "No balancing")] + sorted(
-    {(name, label) for kind in KINDS.values() for name, label in kind.balance_fields.items()}
-)
+
+def setting_choices() -> list[tuple[str, str]]:
+    """Every benchmark's settings, labelled with the benchmark (the dataset decides which apply)."""
+    choices = [("", "–")]
+    for spec in registry.specs():
+        if spec.trial:
+            offered = trial_for(spec.name).offers
+            choices += [
+                (c.value, f"{spec.title} {c.label}") for c in spec.settings if c.value and offered(c.value)
+            ]
+    return choices
+
+
+def balance_choices() -> list[tuple[str, str]]:
+    fields = {
+        (name, field.label)
+        for spec in registry.specs()
+        if spec.trial
+        for name, field in trial_for(spec.name).balance_fields.items()
+    }
+    return [("", "No balancing"), *sorted(fields)]
 
 
 class IdListField(forms.CharField):
@@ -31,8 +49,8 @@ class IdListField(forms.CharField):
 
 
 class TestPlanForm(forms.ModelForm):
-    setting = forms.ChoiceField(choices=SETTINGS, required=False)
-    balance_by = forms.ChoiceField(choices=BALANCE, required=False)
+    setting = forms.ChoiceField(choices=setting_choices, required=False)
+    balance_by = forms.ChoiceField(choices=balance_choices, required=False)
     practice_items = IdListField(
         required=False, help_text="Item ids shown as practice, with the answer after each."
     )
@@ -63,7 +81,7 @@ class TestPlanForm(forms.ModelForm):
         dataset = data.get("dataset")
         if dataset is None:
             return data
-        problems = services.plan_problems(
+        problems = plans.plan_problems(
             dataset=dataset,
             setting=data.get("setting") or "",
             balance_by=data.get("balance_by") or "",

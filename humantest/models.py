@@ -5,8 +5,8 @@ many items each tester gets and how they are drawn, practice items, a time limit
 A tester's TestSession holds their trials, drawn once when the session starts. The server is the
 clock: a Trial's `served_at` is set the first time its page is sent and never again, so reloading
 shows the same trial with the same deadline; `answered_at` is set when the answer arrives. Each
-finished test trial becomes a Prediction in the session's Submission (kind "human"), scored by
-the evaluation engine like any model's.
+finished test trial becomes a Prediction in the session's Submission (origin "test session"),
+scored by the benchmark's metric like any model's, through the evaluation engine's services.
 """
 
 from __future__ import annotations
@@ -28,7 +28,10 @@ class TestPlan(models.Model):
     name = models.CharField(max_length=200)
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="test_plans")
     setting = models.CharField(
-        max_length=16, blank=True, default="", help_text="TRANCE: basic, event or view; empty otherwise."
+        max_length=16,
+        blank=True,
+        default="",
+        help_text="One of the benchmark's settings; empty when it has none.",
     )
     row_label = models.CharField(
         max_length=100, default="Human", help_text="The pooled row's label in the evaluation report."
@@ -63,6 +66,11 @@ class TestPlan(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def setting_label(self) -> str:
+        """The setting as its benchmark names it ("Event"), "" for none."""
+        return self.dataset.spec.setting_label(self.setting) if self.setting else ""
 
 
 #: What a researcher chooses when making a plan: the form's and the API's writable fields.
@@ -116,7 +124,9 @@ class TestSession(models.Model):
 
 
 class Trial(models.Model):
-    class Kind(models.TextChoices):
+    class Phase(models.TextChoices):
+        """Practice trials show the answer and count for nothing; test trials are the measurement."""
+
         PRACTICE = "practice", "Practice"
         TEST = "test", "Test"
 
@@ -128,10 +138,12 @@ class Trial(models.Model):
 
     session = models.ForeignKey(TestSession, on_delete=models.CASCADE, related_name="trials")
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
-    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.TEST)
+    phase = models.CharField(max_length=16, choices=Phase.choices, default=Phase.TEST)
     round = models.PositiveIntegerField(default=0, help_text="Practice round; 0 for test trials.")
     position = models.PositiveIntegerField()
-    part = models.PositiveIntegerField(default=0, help_text="Question index within the item (STE-VQA).")
+    part = models.PositiveIntegerField(
+        default=0, help_text="Which question of the item (when an item holds several)."
+    )
     context = models.JSONField(default=dict, blank=True, help_text="What the plan chose, e.g. the camera.")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.WAITING)
     served_at = models.DateTimeField(null=True, blank=True)
@@ -145,16 +157,16 @@ class Trial(models.Model):
     focus_losses = models.PositiveIntegerField(default=0)
 
     class Meta:
-        ordering = ["session", "kind", "round", "position"]
+        ordering = ["session", "phase", "round", "position"]
         constraints = [
             models.UniqueConstraint(
-                fields=["session", "kind", "round", "position"], name="one_trial_per_slot"
+                fields=["session", "phase", "round", "position"], name="one_trial_per_slot"
             )
         ]
-        indexes = [models.Index(fields=["session", "kind", "status"], name="trial_session_status")]
+        indexes = [models.Index(fields=["session", "phase", "status"], name="trial_session_status")]
 
     def __str__(self) -> str:
-        return f"{self.kind} trial {self.position + 1} of {self.session}"
+        return f"{self.phase} trial {self.position + 1} of {self.session}"
 
     @property
     def finished(self) -> bool:

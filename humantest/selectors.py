@@ -12,8 +12,8 @@ from evaluation.agreement_reports import dataset_agreement
 from evaluation.models import Prediction, Submission
 from evaluation.reports import ScoredSubmission, Table, build_table
 from evaluation.sampling import wilson_interval
-from humantest.kinds import KINDS
 from humantest.models import TestPlan, TestSession, Trial
+from humantest.trials import trial_for
 
 FINISHED = (Trial.Status.ANSWERED, Trial.Status.TIMED_OUT)
 
@@ -29,8 +29,8 @@ def sessions_for_tester(user: Any) -> list[dict[str, Any]]:
     sessions = {
         session.plan_id: session
         for session in TestSession.objects.filter(tester=user).annotate(
-            done=Count("trials", filter=Q(trials__kind=Trial.Kind.TEST, trials__status__in=FINISHED)),
-            total=Count("trials", filter=Q(trials__kind=Trial.Kind.TEST)),
+            done=Count("trials", filter=Q(trials__phase=Trial.Phase.TEST, trials__status__in=FINISHED)),
+            total=Count("trials", filter=Q(trials__phase=Trial.Phase.TEST)),
         )
     }
     plans = TestPlan.objects.filter(testers=user).select_related("dataset").order_by("name")
@@ -39,11 +39,11 @@ def sessions_for_tester(user: Any) -> list[dict[str, Any]]:
 
 def trial_figures(trial: Trial) -> dict[str, Any]:
     """What the result panel and history show of one finished trial."""
-    kind = KINDS[trial.item.dataset.benchmark]
+    trial_type = trial_for(trial.item.dataset.benchmark)
     row = trial.result or {}
-    label, key = kind.headline
+    label, key = trial_type.headline
     return {
-        "correct": kind.correct(row) if row else None,
+        "correct": trial_type.correct(row) if row else None,
         "distance": row.get("dist"),
         "headline_label": label,
         "headline": row.get(key),
@@ -65,9 +65,9 @@ def history(user: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         figures = trial_figures(trial)
         plan = trial.session.plan
         rows.append({"trial": trial, "plan": plan, **figures})
-        if trial.kind != Trial.Kind.TEST:
+        if trial.phase != Trial.Phase.TEST:
             continue
-        key = (plan.dataset.get_benchmark_display(), plan.setting)
+        key = (plan.dataset.benchmark_title, plan.setting_label)
         total = totals.setdefault(
             key, {"benchmark": key[0], "setting": key[1], "n": 0, "correct": 0, "seconds": []}
         )
@@ -131,7 +131,7 @@ def tester_result(label: str, trials: list[Trial]) -> TesterResult:
 def plan_results(plan: TestPlan) -> dict[str, Any]:
     """Per-tester and pooled figures from the finished test trials, and the report-style table."""
     trials = list(
-        Trial.objects.filter(session__plan=plan, kind=Trial.Kind.TEST, status__in=FINISHED)
+        Trial.objects.filter(session__plan=plan, phase=Trial.Phase.TEST, status__in=FINISHED)
         .select_related("session__tester", "item__dataset")
         .order_by("session__tester__username", "position")
     )
@@ -147,7 +147,7 @@ def plan_results(plan: TestPlan) -> dict[str, Any]:
         "sessions": sessions,
         "agreement": tester_agreement(plan) if len(by_tester) > 1 else None,
         "table": results_table(plan, sessions),
-        "headline_label": KINDS[plan.dataset.benchmark].headline[0],
+        "headline_label": trial_for(plan.dataset.benchmark).headline[0],
     }
 
 
@@ -157,13 +157,9 @@ PAGE_RESAMPLES = 300
 
 def tester_agreement(plan: TestPlan) -> list[dict[str, Any]]:
     """Agreement between the plan's testers on the questions several of them answered."""
-    raters = Submission.objects.filter(test_session__plan=plan)
+    raters = Submission.objects.filter(pk__in=plan.sessions.values("submission_id"))
     report = dataset_agreement(plan.dataset, raters=raters, resamples=PAGE_RESAMPLES)
-    return [
-        {**statistic, "name": statistic["statistic"].replace("_", " ")}
-        for statistic in report["statistics"]
-        if statistic["items"]
-    ]
+    return [statistic for statistic in report["statistics"] if statistic["items"]]
 
 
 def results_table(plan: TestPlan, sessions: list[TestSession]) -> Table:
@@ -179,7 +175,7 @@ def results_table(plan: TestPlan, sessions: list[TestSession]) -> Table:
         rows_by_submission[submission_id].append(score)
     scored = [
         ScoredSubmission(
-            kind="annotator",  # per-tester rows come before the pooled Human row
+            producer="annotator",  # per-tester rows come before the pooled Human row
             name=submission.parameters.get("tester", submission.name),
             setting=submission.setting,
             summary=submission.summary,
@@ -190,16 +186,16 @@ def results_table(plan: TestPlan, sessions: list[TestSession]) -> Table:
     if pooled:
         scored.append(
             ScoredSubmission(
-                kind="human",
+                producer="human",
                 name=pooled.name,
                 setting=pooled.setting,
                 summary=pooled.summary,
                 item_rows=[row for rows in rows_by_submission.values() for row in rows],
             )
         )
-    table = build_table(plan.dataset.benchmark, scored)
+    table = build_table(plan.dataset.spec, scored)
     if any(column.setting for column in table.columns):
-        # TRANCE: a plan is one setting, so only that setting's columns have values.
+        # A plan is one setting, so only that setting's columns have values.
         keep = [index for index, column in enumerate(table.columns) if column.setting == plan.setting]
         table.columns = [table.columns[index] for index in keep]
         for row in table.rows:
@@ -235,7 +231,7 @@ EXPORT_FIELDS = [
 def export_rows(plan: TestPlan) -> list[dict[str, Any]]:
     """One row per finished test trial: who, what, the answer, correctness, server and client times."""
     trials = (
-        Trial.objects.filter(session__plan=plan, kind=Trial.Kind.TEST)
+        Trial.objects.filter(session__plan=plan, phase=Trial.Phase.TEST)
         .select_related("session__tester", "item__dataset")
         .order_by("session__tester__username", "position")
     )

@@ -1,9 +1,9 @@
 from django.contrib.auth import get_user_model
 from rest_framework import serializers
 
-from humantest import services
+from accounts.roles import TESTER
+from humantest import plans
 from humantest.models import PLAN_CHOICES, TestPlan
-from yardstick.roles import TESTER
 
 
 class TestPlanSerializer(serializers.ModelSerializer):
@@ -28,7 +28,7 @@ class TestPlanSerializer(serializers.ModelSerializer):
         read_only_fields = ["id", "pooled_submission", "created_by", "created_at"]
 
     def validate(self, data):
-        problems = services.plan_problems(
+        problems = plans.plan_problems(
             dataset=data["dataset"],
             setting=data.get("setting", ""),
             balance_by=data.get("balance_by", ""),

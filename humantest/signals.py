@@ -4,17 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from evaluation.models import Submission
+from evaluation.services import delete_submissions
 
 
 def delete_session_submission(sender: Any, instance: Any, **kwargs: Any) -> None:
-    if instance.submission_id:
-        Submission.objects.filter(pk=instance.submission_id).delete()
+    delete_submissions(ids=[instance.submission_id])
 
 
 def delete_pooled_submission(sender: Any, instance: Any, **kwargs: Any) -> None:
-    # Read from the database: the pooled submission is set by a background task, so the instance
-    # being deleted may predate it.
+    # Read from the database: the pooled submission is made when the first tester starts, so the
+    # instance being deleted may predate it.
     pooled = sender.objects.filter(pk=instance.pk).values_list("pooled_submission_id", flat=True).first()
-    if pooled:
-        Submission.objects.filter(pk=pooled).delete()
+    delete_submissions(ids=[pooled])

@@ -24,7 +24,7 @@ def schedule_pooled(plan_pk: int) -> None:
 def summarize_session(session_pk: int) -> None:
     """Re-score the tester's own submission (their finished trials only: cheap)."""
     from humantest.models import TestSession
-    from humantest.services import summarize_session as summarize
+    from humantest.scoring import summarize_session as summarize
 
     session = TestSession.objects.select_related("plan__dataset", "submission").filter(pk=session_pk).first()
     if session is not None:
@@ -35,7 +35,7 @@ def summarize_session(session_pk: int) -> None:
 def summarize_pooled(plan_pk: int) -> None:
     """Re-score the plan's pooled row (the report's human row) from every finished trial."""
     from humantest.models import TestPlan
-    from humantest.services import summarize_plan
+    from humantest.scoring import summarize_plan
 
     # Cleared first: an answer arriving while this runs schedules the next run.
     cache.delete(pooled_key(plan_pk))

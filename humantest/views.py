@@ -15,13 +15,17 @@ from django.contrib.auth.decorators import login_required, permission_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.templatetags.static import static
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from humantest import selectors, services
+from humantest import clock, selectors, sessions
+from humantest.drawing import PlanProblem
 from humantest.forms import TestPlanForm
-from humantest.kinds import KINDS, AnswerRefused
 from humantest.models import TestPlan, TestSession, Trial
+from humantest.plans import PlanRefused, create_test_plan
+from humantest.scoring import unit_for
+from humantest.trials import AnswerRefused, trial_for
 
 
 def own_session(request, pk: int) -> TestSession:
@@ -48,8 +52,8 @@ def start(request, plan_pk: int):
     if not plan.testers.filter(pk=request.user.pk).exists():
         raise PermissionDenied("you are not invited to this test")
     try:
-        session = services.start_session(plan, request.user)
-    except services.PlanProblem as problem:
+        session = sessions.start_session(plan, request.user)
+    except PlanProblem as problem:
         messages.error(request, f"This test cannot start: {problem}")
         return redirect("humantest:my-tests")
     return redirect("humantest:session", pk=session.pk)
@@ -61,7 +65,7 @@ def session_page(request, pk: int):
     plan = session.plan
     context = {"session": session, "plan": plan}
     if session.status in (TestSession.Status.PRACTICE, TestSession.Status.RUNNING):
-        trial, expired = services.current_trial(session)
+        trial, expired = clock.serve_current_trial(session)
         for closed in expired:
             messages.warning(request, f"Trial {closed.position + 1} ran out of time while you were away.")
         if trial is not None:
@@ -69,31 +73,33 @@ def session_page(request, pk: int):
     if session.status == TestSession.Status.PRACTICE:
         return render(request, "humantest/practice_done.html", context)
     if session.status == TestSession.Status.PAUSED:
-        tests = session.trials.filter(kind=Trial.Kind.TEST)
+        tests = session.trials.filter(phase=Trial.Phase.TEST)
         context["total"] = tests.count()
         context["done"] = tests.filter(status__in=selectors.FINISHED).count()
         return render(request, "humantest/paused.html", context)
     if session.status == TestSession.Status.FINISHED:
-        trials = session.trials.filter(kind=Trial.Kind.TEST).select_related("item__dataset")
+        trials = session.trials.filter(phase=Trial.Phase.TEST).select_related("item__dataset")
         context["result"] = selectors.tester_result(request.user.username, list(trials))
         return render(request, "humantest/finished.html", context)
     context["has_practice"] = bool(plan.practice_items)
+    context["brief_template"] = trial_for(plan.dataset.benchmark).brief_template
     return render(request, "humantest/brief.html", context)
 
 
 def trial_page(request, session: TestSession, trial: Trial):
-    kind = KINDS[session.plan.dataset.benchmark]
-    test_trials = session.trials.filter(kind=trial.kind, round=trial.round)
+    trial_type = trial_for(session.plan.dataset.benchmark)
+    test_trials = session.trials.filter(phase=trial.phase, round=trial.round)
     data = {
         "trial": trial.pk,
-        "benchmark": kind.benchmark,
+        "benchmark": trial_type.spec.name,
+        "widget": static(trial_type.widget_script),
         "setting": session.plan.setting,
-        "practice": trial.kind == Trial.Kind.PRACTICE,
-        "remaining_ms": services.remaining_ms(trial),
+        "practice": trial.phase == Trial.Phase.PRACTICE,
+        "remaining_ms": clock.remaining_ms(trial),
         "served_at": trial.served_at.isoformat(),
         "answer_url": reverse("humantest:answer", args=[trial.pk]),
         "timeout_url": reverse("humantest:timeout", args=[trial.pk]),
-        "view": kind.view(services.unit_for(trial)),
+        "view": trial_type.view(unit_for(trial)),
     }
     context = {
         "session": session,
@@ -102,7 +108,7 @@ def trial_page(request, session: TestSession, trial: Trial):
         "number": trial.position + 1,
         "count": test_trials.count(),
         "data": data,
-        "benchmark": kind.benchmark,
+        "widget_template": trial_type.widget_template,
     }
     response = render(request, "humantest/trial.html", context)
     response["Cache-Control"] = "no-store"
@@ -114,8 +120,8 @@ def trial_page(request, session: TestSession, trial: Trial):
 def practice(request, pk: int):
     session = own_session(request, pk)
     try:
-        services.start_practice(session)
-    except services.TrialClosed as problem:
+        sessions.start_practice(session)
+    except sessions.TrialClosed as problem:
         messages.error(request, str(problem))
     return redirect("humantest:session", pk=session.pk)
 
@@ -123,14 +129,14 @@ def practice(request, pk: int):
 @login_required
 @require_POST
 def begin(request, pk: int):
-    services.begin_test(own_session(request, pk))
+    sessions.begin_test(own_session(request, pk))
     return redirect("humantest:session", pk=pk)
 
 
 @login_required
 @require_POST
 def pause(request, pk: int):
-    services.pause(own_session(request, pk))
+    sessions.pause(own_session(request, pk))
     messages.info(request, "Paused. Come back to this page when you want to go on.")
     return redirect("humantest:my-tests")
 
@@ -138,7 +144,7 @@ def pause(request, pk: int):
 @login_required
 @require_POST
 def resume(request, pk: int):
-    services.resume(own_session(request, pk))
+    sessions.resume(own_session(request, pk))
     return redirect("humantest:session", pk=pk)
 
 
@@ -154,16 +160,16 @@ def read_json(request) -> dict:
 
 def result_json(trial: Trial) -> dict:
     """The result panel's data: only now, with the answer final, may the truth be sent."""
-    kind = KINDS[trial.item.dataset.benchmark]
-    unit = services.unit_for(trial)
+    trial_type = trial_for(trial.item.dataset.benchmark)
+    unit = unit_for(trial)
     return {
         "status": trial.status,
         "answer": trial.answer,
-        "truth": kind.truth(unit),
-        "why": kind.explain(unit, trial.answer),
+        "truth": trial_type.truth(unit),
+        "why": trial_type.explain(unit, trial.answer),
         "figures": selectors.trial_figures(trial),
         "result": trial.result,
-        "guidance": trial.session.plan.guidance if trial.kind == Trial.Kind.PRACTICE else "",
+        "guidance": trial.session.plan.guidance if trial.phase == Trial.Phase.PRACTICE else "",
     }
 
 
@@ -175,7 +181,7 @@ def closing(request, close) -> JsonResponse:
         raise Http404("no such trial") from missing
     except AnswerRefused as problem:
         return JsonResponse({"error": problem.message, "field": problem.field}, status=400)
-    except services.TrialClosed as problem:
+    except sessions.TrialClosed as problem:
         return JsonResponse({"error": str(problem)}, status=409)
     return JsonResponse(result_json(trial))
 
@@ -184,14 +190,14 @@ def closing(request, close) -> JsonResponse:
 @require_POST
 def answer(request, pk: int):
     return closing(
-        request, lambda body: services.record_answer(pk, request.user, body.get("answer"), body.get("client"))
+        request, lambda body: clock.record_answer(pk, request.user, body.get("answer"), body.get("client"))
     )
 
 
 @login_required
 @require_POST
 def timeout(request, pk: int):
-    return closing(request, lambda body: services.request_timeout(pk, request.user, body.get("client")))
+    return closing(request, lambda body: clock.request_timeout(pk, request.user, body.get("client")))
 
 
 @login_required
@@ -221,10 +227,12 @@ def plan_new(request):
         initial.update(name=f"{source.name} (copy)", row_label="", testers=list(source.testers.all()))
     form = TestPlanForm(request.POST or None, initial=initial, user=request.user)
     if request.method == "POST" and form.is_valid():
-        plan = form.save(commit=False)
-        plan.created_by = request.user
-        plan.save()
-        form.save_m2m()
+        try:
+            plan = create_test_plan(created_by=request.user, **form.cleaned_data)
+        except PlanRefused as refused:
+            for field, message in refused.problems.items():
+                form.add_error(field, message)
+            return render(request, "humantest/plan_form.html", {"form": form})
         messages.success(
             request, f"Test plan “{plan.name}” created; invited testers see it on their home page."
         )

@@ -95,7 +95,7 @@ def main() -> None:
     from django.core.management import call_command
 
     from benchmarks.services import import_dataset
-    from humantest import services
+    from humantest import sessions
     from humantest.models import TestPlan
 
     call_command("migrate", verbosity=0)
@@ -109,7 +109,7 @@ def main() -> None:
     plan.testers.add(*users)
 
     whole = [timed(lambda: list(dataset.items.select_related("scene", "dataset"))) for _ in users]
-    draws = [timed(lambda user=user: services.start_session(plan, user)) for user in users]
+    draws = [timed(lambda user=user: sessions.start_session(plan, user)) for user in users]
     assert all(session.trials.count() == 100 for session in plan.sessions.all())
 
     def median(rows, index):

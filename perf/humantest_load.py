@@ -80,9 +80,9 @@ def build_data(workdir: Path, *, samples: int, testers: int, seed: int):
     from django.contrib.auth.models import Group
     from django.core.management import call_command
 
+    from accounts.roles import TESTER
     from benchmarks.services import import_dataset
     from benchmarks.trance.generator import generate
-    from yardstick.roles import TESTER
 
     call_command("migrate", verbosity=0)
     out_dir = workdir / "trance"
@@ -100,7 +100,7 @@ def build_data(workdir: Path, *, samples: int, testers: int, seed: int):
         + [user_model(username="perf-probe", password=hashed)]
     )
     users = list(user_model.objects.filter(username__startswith="perf-tester-").order_by("username"))
-    testers_group = Group.objects.get(name=TESTER)  # created by the migrations (yardstick.roles)
+    testers_group = Group.objects.get(name=TESTER)  # created by the migrations (accounts.roles)
     testers_group.user_set.add(*users, user_model.objects.get(username="perf-probe"))
     return dataset, users
 

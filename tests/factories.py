@@ -3,7 +3,7 @@
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 
-from yardstick.roles import sync_roles
+from accounts.roles import sync_roles
 
 PASSWORD = "a-long-test-password"
 

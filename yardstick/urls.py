@@ -8,7 +8,7 @@ from rest_framework.authtoken.views import obtain_auth_token
 from rest_framework.routers import DefaultRouter
 
 from benchmarks.api import DatasetViewSet, ImportJobViewSet
-from evaluation.api import SubmissionViewSet
+from evaluation.api import DatasetReportView, SubmissionViewSet
 from humantest.api import TestPlanViewSet
 from yardstick import views
 
@@ -25,6 +25,7 @@ urlpatterns = [
     path("datasets/", include("evaluation.urls")),
     path("test/", include("humantest.urls")),
     path("admin/", admin.site.urls),
+    path("api/v1/datasets/<int:pk>/report/", DatasetReportView.as_view(), name="dataset-report"),
     path("api/v1/", include(router.urls)),
     path("api/v1/auth/token/", obtain_auth_token, name="api-token"),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),

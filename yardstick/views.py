@@ -3,9 +3,9 @@
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
 
+from accounts.roles import ADMIN, RESEARCHER, TESTER, user_roles
 from benchmarks.selectors import datasets_for, import_jobs_for
 from humantest.selectors import plans_for_researcher, sessions_for_tester
-from yardstick.roles import ADMIN, RESEARCHER, TESTER, user_roles
 
 
 @login_required

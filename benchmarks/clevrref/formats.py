@@ -38,8 +38,6 @@ from benchmarks.records import (
     type_name,
 )
 
-BENCHMARK = "clevrref"
-TITLE = "CLEVR-Ref+"
 FILE_DESCRIPTION = (
     'JSON object {"info", "refexps": [{image_filename, image_index, refexp, program, refexp_index, ...}]}'
 )
@@ -79,11 +77,7 @@ def check_program(checker: RecordChecker, raw: dict[str, Any]) -> None:
     if not program:
         checker.fail("program", "empty program")
         return
-    for position, step in enumerate(program):
-        path = f"program[{position}]"
-        if not isinstance(step, dict):
-            checker.fail(path, f"expected an object, got {type_name(step)}")
-            continue
+    for position, (path, step) in enumerate(checker.objects(program, "program")):
         checker.get(step, "type", str, path)
         inputs = checker.get_list(step, "inputs", int, path)
         for index, value in enumerate(inputs or ()):
@@ -187,10 +181,7 @@ def check_number_list(
         checker.get_list(record, key, NUMBER, path, length=length)
 
 
-def check_scene_object(checker: RecordChecker, obj: Any, path: str) -> None:
-    if not isinstance(obj, dict):
-        checker.fail(path, f"expected an object, got {type_name(obj)}")
-        return
+def check_scene_object(checker: RecordChecker, obj: dict[str, Any], path: str) -> None:
     for attr, choices in OBJECT_VALUES.items():
         checker.get_choice(obj, attr, choices, path)
     check_number_list(checker, obj, "3d_coords", path, 3)
@@ -201,21 +192,13 @@ def check_scene_object(checker: RecordChecker, obj: Any, path: str) -> None:
 
 def check_relationships(checker: RecordChecker, raw: dict[str, Any], count: int | None) -> None:
     relationships = checker.get(raw, "relationships", dict)
-    for relation, lists in (relationships or {}).items():
-        path = f"relationships.{relation}"
-        if not isinstance(lists, list):
-            checker.fail(path, f"expected a list, got {type_name(lists)}")
-            continue
-        for index, related in enumerate(lists):
-            if not isinstance(related, list):
-                checker.fail(f"{path}[{index}]", f"expected a list, got {type_name(related)}")
-                continue
+    for relation in relationships or {}:
+        lists = checker.get_lists(relationships, relation, int, "relationships")
+        for index, related in enumerate(lists or ()):
             for number, value in enumerate(related):
-                if type(value) is not int:
-                    checker.fail(f"{path}[{index}][{number}]", f"expected an integer, got {type_name(value)}")
-                elif count is not None and not 0 <= value < count:
+                if count is not None and not 0 <= value < count:
                     checker.fail(
-                        f"{path}[{index}][{number}]",
+                        f"relationships.{relation}[{index}][{number}]",
                         f"object index {value} out of range: scene has {count} objects",
                     )
 
@@ -227,8 +210,8 @@ def scene_to_record(raw: Any, checker: RecordChecker) -> SceneRecord | None:
     image_index = checker.get(raw, "image_index", int)
     image_filename = checker.get(raw, "image_filename", str)
     objects = checker.get(raw, "objects", list)
-    for index, obj in enumerate(objects or ()):
-        check_scene_object(checker, obj, f"objects[{index}]")
+    for path, obj in checker.objects(objects, "objects"):
+        check_scene_object(checker, obj, path)
     if "relationships" in raw:
         check_relationships(checker, raw, len(objects) if objects is not None else None)
     if "obj_bbox" in raw:

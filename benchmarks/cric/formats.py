@@ -42,16 +42,16 @@ from benchmarks.records import (
     parse_prepared,
     paused_gc,
     serialize_json_list,
-    type_name,
 )
 
-BENCHMARK = "cric"
-TITLE = "CRIC"
 FILE_DESCRIPTION = (
     "JSON list of questions (image_id, question_id, question, answer, question_type, target, program, ...)"
 )
 
-QUESTION_TYPES = frozenset({"QueryObjKG", "QueryObjSG", "QueryAtt", "VerifyKG", "VerifyAtt"})
+#: The five question types, in the paper's order.
+QUESTION_TYPES = ("QueryObjKG", "QueryObjSG", "QueryAtt", "VerifyKG", "VerifyAtt")
+#: Types whose answer is yes or no.
+VERIFY_TYPES = frozenset({"VerifyKG", "VerifyAtt"})
 FUNCTIONS = frozenset(
     {
         "Initial",
@@ -151,11 +151,7 @@ def check_question(checker: RecordChecker, raw: Any) -> None:
     checker.get_choice(raw, "question_type", QUESTION_TYPES)
     check_id_list(checker, raw, "target")
     program = checker.get(raw, "program", list)
-    for index, step in enumerate(program or ()):
-        path = f"program[{index}]"
-        if not isinstance(step, dict):
-            checker.fail(path, f"expected an object, got {type_name(step)}")
-            continue
+    for path, step in checker.objects(program, "program"):
         checker.get_choice(step, "function", FUNCTIONS, path)
         checker.get_list(step, "text_input", str, path)
         check_id_list(checker, step, "output", path)
@@ -168,11 +164,10 @@ def check_question(checker: RecordChecker, raw: Any) -> None:
                 if key in sub_graph:
                     checker.get(sub_graph, key, list, "sub_graph")
             items = sub_graph.get("knowledge_items")
-            for index, item in enumerate(items if isinstance(items, list) else ()):
-                path = f"sub_graph.knowledge_items[{index}]"
-                if not isinstance(item, dict):
-                    checker.fail(path, f"expected an object, got {type_name(item)}")
-                elif "triplet" in item:
+            for path, item in checker.objects(
+                items if isinstance(items, list) else (), "sub_graph.knowledge_items"
+            ):
+                if "triplet" in item:
                     triplet = checker.get(item, "triplet", list, path)
                     if triplet is not None and len(triplet) != 3:
                         checker.fail(
@@ -229,10 +224,7 @@ def serialize(meta: dict[str, Any], records: Iterable[dict[str, Any]]) -> Iterat
 # --- scene graphs ------------------------------------------------------------------------------
 
 
-def check_scene_object(checker: RecordChecker, obj: Any, path: str) -> int | None:
-    if not isinstance(obj, dict):
-        checker.fail(path, f"expected an object, got {type_name(obj)}")
-        return None
+def check_scene_object(checker: RecordChecker, obj: dict[str, Any], path: str) -> int | None:
     object_id = checker.get(obj, "object_id", int, path)
     for key in ("x", "y", "w", "h"):
         checker.get(obj, key, (int, float), path)
@@ -252,25 +244,18 @@ def scene_to_record(raw: Any, checker: RecordChecker) -> SceneRecord | None:
         if key in raw:
             checker.get(raw, key, (int, float))
     objects = checker.get(raw, "objects", list)
-    seen: dict[int, int] = {}
-    for index, obj in enumerate(objects or ()):
-        object_id = check_scene_object(checker, obj, f"objects[{index}]")
+    seen: dict[int, str] = {}
+    for path, obj in checker.objects(objects, "objects"):
+        object_id = check_scene_object(checker, obj, path)
         if object_id is None:
             continue
         if object_id in seen:
-            checker.fail(
-                f"objects[{index}].object_id",
-                f"duplicate object id {object_id} (first at objects[{seen[object_id]}])",
-            )
+            checker.fail(f"{path}.object_id", f"duplicate object id {object_id} (first at {seen[object_id]})")
         else:
-            seen[object_id] = index
+            seen[object_id] = path
     if "relationships" in raw:
         relationships = checker.get(raw, "relationships", list)
-        for index, relation in enumerate(relationships or ()):
-            path = f"relationships[{index}]"
-            if not isinstance(relation, dict):
-                checker.fail(path, f"expected an object, got {type_name(relation)}")
-                continue
+        for path, relation in checker.objects(relationships, "relationships"):
             for key in ("relationship_id", "subject_id", "object_id"):
                 if key in relation:
                     checker.get(relation, key, int, path)
@@ -300,6 +285,11 @@ def parse_scenes(data: bytes, *, source: str = "") -> ParsedScenes:
 
 def serialize_scenes(meta: dict[str, Any], scenes: Iterable[dict[str, Any]]) -> Iterator[bytes]:
     return serialize_json_list(scenes)
+
+
+def object_box(obj: dict[str, Any]) -> list[float]:
+    """A scene-graph object's box, [x, y, w, h] in pixels."""
+    return [obj["x"], obj["y"], obj["w"], obj["h"]]
 
 
 def check_against_scenes(records: list[CatalogRecord], scenes: list[SceneRecord]) -> list[RecordError]:

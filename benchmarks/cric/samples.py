@@ -33,6 +33,8 @@ from typing import Any
 
 from PIL import Image, ImageDraw, ImageFont
 
+from benchmarks.cric.formats import QUESTION_TYPES
+
 IMAGE_WIDTH = 480
 IMAGE_HEIGHT = 360
 
@@ -44,7 +46,6 @@ IMAGES_FOLDER_NAME = "images"
 LABEL_FONT_PATH = pathlib.Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
 LABEL_FONT_SIZE = 11
 
-QUESTION_TYPES = ("QueryObjKG", "QueryObjSG", "QueryAtt", "VerifyKG", "VerifyAtt")
 
 INDOOR = "indoor"
 OUTDOOR = "outdoor"

@@ -8,6 +8,11 @@ Two released layouts are read and written back unchanged:
 * training files: a JSON list of ``{"id", "image", "annotation": [{"question", "answer",
   "evidence"}, ...]}``; one catalog item per image, its QA pairs together.
 
+Every QA pair gets a question id whatever the layout, so that predictions name it the same way:
+in a test file it is the record's own ``question_id``; in a training file, which has none, the
+pairs are numbered 0, 1, 2, ... in file order (the first image's pairs first), kept in the
+item's payload as ``question_ids`` beside ``questions`` and left out again on export.
+
 The evidence is a quadrilateral: eight coordinates x1, y1, ..., x4, y4, stored as strings in
 the released files (numbers are accepted too and kept as they came). Answers and evidence are
 ground truth; the question text and the image are what people are shown.
@@ -31,12 +36,12 @@ from benchmarks.records import (
     parse_prepared,
     serialize_json_list,
     split_fields,
-    type_name,
 )
 
-BENCHMARK = "stevqa"
-TITLE = "STE-VQA"
 FILE_DESCRIPTION = "JSON list: test ground truth (question_id, question, answer, evidence) or training file (id, image, annotation)"
+
+#: Language codes, as the released evaluator names them.
+ENGLISH, CHINESE = "en", "ch"
 
 LAYOUT_TEST = "test"
 LAYOUT_TRAIN = "train"
@@ -45,6 +50,17 @@ LAYOUT_TRAIN = "train"
 def is_chinese(text: str) -> bool:
     """The released evaluator's language rule: Chinese when any character is in U+4E00..U+9FA5."""
     return any("\u4e00" <= character <= "\u9fa5" for character in text)
+
+
+def language(question: str) -> str:
+    """CHINESE ("ch") when the question holds a character in U+4E00..U+9FA5, else ENGLISH ("en")."""
+    return CHINESE if is_chinese(question) else ENGLISH
+
+
+def quad_points(evidence: list[Any]) -> list[tuple[float, float]]:
+    """A checked evidence list (8 numbers or numeric strings) as its four (x, y) corners."""
+    values = [float(value) for value in evidence]
+    return [(values[index], values[index + 1]) for index in range(0, 8, 2)]
 
 
 def check_evidence(checker: RecordChecker, record: Any, path: str = "") -> list[Any] | None:
@@ -60,12 +76,10 @@ def check_evidence(checker: RecordChecker, record: Any, path: str = "") -> list[
         if isinstance(value, bool) or not isinstance(value, (int, float, str)):
             checker.fail(f"{name}[{index}]", f"expected a number, got {value!r}")
             return None
-        number = value
-        if isinstance(value, str):
-            try:
-                number = float(value)
-            except ValueError:
-                number = math.nan
+        try:
+            number = float(value)
+        except (ValueError, OverflowError):  # not a number, or an integer too large for a float
+            number = math.nan
         if not math.isfinite(number):
             checker.fail(f"{name}[{index}]", f"expected a number, got {value!r}")
             return None
@@ -73,8 +87,7 @@ def check_evidence(checker: RecordChecker, record: Any, path: str = "") -> list[
 
 
 def check_qa(checker: RecordChecker, record: Any, path: str = "") -> None:
-    if not isinstance(record, dict):
-        checker.fail(path or "record", f"expected an object, got {type_name(record)}")
+    if not checker.is_object(record, path or "record"):
         return
     checker.get(record, "question", str, path)
     checker.get(record, "answer", str, path)
@@ -93,7 +106,8 @@ def question_record_to_catalog(raw: Any, checker: RecordChecker) -> CatalogRecor
     return CatalogRecord(external_id=str(question_id), payload=payload, ground_truth=hidden)
 
 
-def image_record_to_catalog(raw: Any, checker: RecordChecker) -> CatalogRecord | None:
+def image_record_to_catalog(raw: Any, checker: RecordChecker, first_question_id: int) -> CatalogRecord | None:
+    """An image with its QA pairs, numbered from `first_question_id` on."""
     if not checker.is_object(raw):
         return None
     before = len(checker.errors)
@@ -106,9 +120,49 @@ def image_record_to_catalog(raw: Any, checker: RecordChecker) -> CatalogRecord |
         return None
     payload, hidden = split_fields(raw, ("id", "image"))
     payload["questions"] = [qa.get("question") for qa in annotation]
+    payload["question_ids"] = list(range(first_question_id, first_question_id + len(annotation)))
     return CatalogRecord(
         external_id=str(image_id), payload=payload, ground_truth=hidden, media={"image": image}
     )
+
+
+def numbered_images(document: list[Any]) -> list[tuple[str, Any]]:
+    """Label each training record, paired with the question id its first QA pair gets.
+
+    Ids follow file order, counting the pairs of every record (a bad one included), so that a
+    pair's id depends only on its place in the file.
+    """
+    labelled = []
+    next_id = 0
+    for index, raw in enumerate(document):
+        labelled.append((f"record {index}", (raw, next_id)))
+        annotation = raw.get("annotation") if isinstance(raw, dict) else None
+        next_id += len(annotation) if isinstance(annotation, list) else 0
+    return labelled
+
+
+def numbered_image_to_catalog(numbered: tuple[Any, int], checker: RecordChecker) -> CatalogRecord | None:
+    raw, first_question_id = numbered
+    return image_record_to_catalog(raw, checker, first_question_id)
+
+
+def question_records(payload: dict[str, Any], ground_truth: dict[str, Any]) -> list[dict[str, Any]]:
+    """The item's QA pairs as test-layout records (question_id, question, answer, evidence).
+
+    A test-layout item is one such record already; a training-layout item gives one per pair,
+    with the question ids given at import.
+    """
+    if "annotation" not in ground_truth:
+        return [to_official(payload, ground_truth)]
+    return [
+        {
+            "question_id": question_id,
+            "question": qa["question"],
+            "answer": qa["answer"],
+            "evidence": qa["evidence"],
+        }
+        for question_id, qa in zip(payload["question_ids"], ground_truth["annotation"], strict=True)
+    ]
 
 
 def detect_layout(records: list[Any]) -> str:
@@ -123,11 +177,18 @@ def prepare(data: bytes, *, source: str = "") -> PreparedFile:
         raise FormatError(
             [RecordError("file", "top level", "expected a JSON list of STE-VQA records")], source=source
         )
-    layout = detect_layout(document)
-    convert = image_record_to_catalog if layout == LAYOUT_TRAIN else question_record_to_catalog
-    id_field = "id" if layout == LAYOUT_TRAIN else "question_id"
+    if detect_layout(document) == LAYOUT_TRAIN:
+        return PreparedFile(
+            meta={"layout": LAYOUT_TRAIN},
+            labelled=numbered_images(document),
+            convert=numbered_image_to_catalog,
+            id_field="id",
+        )
     return PreparedFile(
-        meta={"layout": layout}, labelled=indexed(document), convert=convert, id_field=id_field
+        meta={"layout": LAYOUT_TEST},
+        labelled=indexed(document),
+        convert=question_record_to_catalog,
+        id_field="question_id",
     )
 
 
@@ -136,7 +197,7 @@ def parse(data: bytes, *, source: str = "") -> ParsedFile:
 
 
 def to_official(payload: dict[str, Any], ground_truth: dict[str, Any]) -> dict[str, Any]:
-    record = {key: value for key, value in payload.items() if key != "questions"}
+    record = {key: value for key, value in payload.items() if key not in ("questions", "question_ids")}
     record.update(ground_truth)
     return record
 

@@ -44,8 +44,6 @@ from benchmarks.records import (
     type_name,
 )
 
-BENCHMARK = "trance"
-TITLE = "TRANCE"
 FILE_DESCRIPTION = (
     "JSON Lines (data.jsonl): one sample per line with idx, two states (objects, images) and transformations"
 )
@@ -81,6 +79,13 @@ OBJECTS_PER_STATE = 10
 STATES = 2
 MIN_STEPS, MAX_STEPS = 1, 4
 GRID_MIN, GRID_MAX = -40, 40
+#: The renders' cameras: the initial state is seen from the centre, the final one from all three.
+CENTER_CAMERA = "Camera_Center"
+FINAL_CAMERAS = ("Camera_Left", CENTER_CAMERA, "Camera_Right")
+#: Basic: one-step samples, one transformation answered; Event: all samples; View: Event with
+#: the final state seen from the left, centre or right camera.
+BASIC, EVENT, VIEW = "basic", "event", "view"
+SETTINGS = (BASIC, EVENT, VIEW)
 
 #: Ground-truth keys this module adds; a top-level field of the same name would be lost.
 RESERVED_FIELDS = ("final_objects",)
@@ -107,10 +112,7 @@ def value_problem(attr: str, value: Any) -> str | None:
     return None
 
 
-def check_object(checker: RecordChecker, obj: Any, path: str) -> None:
-    if not isinstance(obj, dict):
-        checker.fail(path, f"expected an object, got {type_name(obj)}")
-        return
+def check_object(checker: RecordChecker, obj: dict[str, Any], path: str) -> None:
     for attr, choices in ATTRIBUTE_VALUES.items():
         checker.get_choice(obj, attr, choices, path)
     position = checker.get_list(obj, "position", int, path, length=2)
@@ -140,18 +142,14 @@ def check_states(checker: RecordChecker, raw: dict[str, Any]) -> None:
     if len(states) != STATES:
         checker.fail("states", f"expected {STATES} states (initial and final), got {len(states)}")
         return
-    for index, state in enumerate(states):
-        path = f"states[{index}]"
-        if not isinstance(state, dict):
-            checker.fail(path, f"expected an object, got {type_name(state)}")
-            continue
+    for path, state in checker.objects(states, "states"):
         objects = checker.get(state, "objects", list, path)
         if objects is not None:
             if len(objects) != OBJECTS_PER_STATE:
                 checker.fail(f"{path}.objects", f"expected {OBJECTS_PER_STATE} objects, got {len(objects)}")
             else:
-                for number, obj in enumerate(objects):
-                    check_object(checker, obj, f"{path}.objects[{number}]")
+                for object_path, obj in checker.objects(objects, f"{path}.objects"):
+                    check_object(checker, obj, object_path)
         check_images(checker, state, path)
 
 
@@ -173,10 +171,7 @@ def check_step_action(checker: RecordChecker, step: dict[str, Any], path: str) -
     return attr
 
 
-def check_step(checker: RecordChecker, step: Any, path: str) -> None:
-    if not isinstance(step, dict):
-        checker.fail(path, f"expected an object, got {type_name(step)}")
-        return
+def check_step(checker: RecordChecker, step: dict[str, Any], path: str) -> None:
     attr = check_step_action(checker, step, path)
     options = checker.get(step, "options", list, path)
     if options is not None and attr is not None:
@@ -195,8 +190,8 @@ def check_transformations(checker: RecordChecker, raw: dict[str, Any]) -> None:
         return
     if not MIN_STEPS <= len(steps) <= MAX_STEPS:
         checker.fail("transformations", f"expected {MIN_STEPS} to {MAX_STEPS} steps, got {len(steps)}")
-    for index, step in enumerate(steps):
-        check_step(checker, step, f"transformations[{index}]")
+    for path, step in checker.objects(steps, "transformations"):
+        check_step(checker, step, path)
 
 
 def quick_check(raw: Any) -> bool:

@@ -63,6 +63,8 @@ import orjson
 from benchmarks.clevr.world import GRID_MAX, GRID_MIN, MIN_GAP, RADII, VISIBLE_MAX, VISIBLE_MIN, SceneObject
 from benchmarks.trance.formats import (
     ATTRIBUTE_VALUES,
+    CENTER_CAMERA,
+    FINAL_CAMERAS,
     MAX_STEPS,
     MIN_STEPS,
     MOVE_TYPES,
@@ -81,8 +83,7 @@ from benchmarks.trance.simulator import (
 if TYPE_CHECKING:
     from benchmarks.clevr.camera import Camera
 
-INITIAL_CAMERAS = ("Camera_Center",)
-FINAL_CAMERAS = ("Camera_Left", "Camera_Center", "Camera_Right")
+INITIAL_CAMERAS = (CENTER_CAMERA,)
 CAMERA_LETTERS = {"Camera_Left": "L", "Camera_Center": "C", "Camera_Right": "R"}
 IMAGE_WIDTH, IMAGE_HEIGHT = 320, 240
 #: Fewer visible pixels than this (in a 320x240 view) make an object occluded, as released.

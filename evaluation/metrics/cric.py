@@ -40,14 +40,14 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from benchmarks.cric import formats
-from benchmarks.records import RecordChecker, check_unique, indexed, load_json_list, type_name
+from benchmarks.cric.formats import VERIFY_TYPES
+from benchmarks.records import RecordChecker, check_unique, indexed, load_json_list
 from evaluation.metrics.scored import Scored, describe_ids, mean_or_none
 
 METRIC = "CRIC"
 #: Bump when a change to this module can change a number.
 METRIC_VERSION = "1"
 
-VERIFY_TYPES = frozenset({"VerifyKG", "VerifyAtt"})
 VERIFY = "verify"
 RECOGNIZE = "recognize"
 YES = "yes"
@@ -99,16 +99,8 @@ def prediction_from_record(raw: Any, checker: RecordChecker) -> dict[str, Any] |
         chosen_object = checker.get(raw, "object", int)
     program_outputs = None
     if raw.get("program_outputs") is not None:
-        program_outputs = checker.get(raw, "program_outputs", list)
-        for index, step in enumerate(program_outputs or ()):
-            path = f"program_outputs[{index}]"
-            if not isinstance(step, list):
-                checker.fail(path, f"expected a list of object ids, got {type_name(step)}")
-                continue
-            for number, value in enumerate(step):
-                if type(value) is not int:
-                    checker.fail(f"{path}[{number}]", f"expected an integer, got {type_name(value)}")
-                    break
+        # The object ids each program step outputs, as the question file's program[i].output.
+        program_outputs = checker.get_lists(raw, "program_outputs", int)
     if len(checker.errors) > before:
         return None
     prediction = {"question_id": question_id, "answer": answer, "object": chosen_object}

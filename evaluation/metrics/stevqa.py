@@ -74,15 +74,13 @@ import zhconv
 from rapidfuzz.distance import Levenshtein
 
 from benchmarks.records import (
-    FormatError,
     RecordChecker,
-    RecordError,
     check_unique,
     indexed,
     load_json_list,
 )
 from benchmarks.stevqa import formats
-from benchmarks.stevqa.formats import check_evidence, is_chinese
+from benchmarks.stevqa.formats import CHINESE, ENGLISH, check_evidence, is_chinese, language
 from evaluation.metrics.scored import Scored, describe_ids, mean_or_none, ratio_or_none
 
 METRIC = "STE-VQA"
@@ -97,8 +95,6 @@ DEFAULT_TAU: dict[str, float] = {OFFICIAL: 0.5, PAPER: 0.75}
 #: Evidence is "sufficient" (CLC = TC) when LC >= this (inclusive), in both variants.
 EVIDENCE_THRESHOLD = 0.5
 
-ENGLISH = "en"
-CHINESE = "ch"
 LANGUAGES = (ENGLISH, CHINESE)
 ONE_WORD = "one word"
 MORE = "more"
@@ -164,11 +160,6 @@ def answer_length(answer: str) -> str:
     if tokens and is_chinese(tokens[0]) and len(tokens[0]) > CHINESE_WORD_CHARACTERS:
         return MORE
     return ONE_WORD
-
-
-def language(question: str) -> str:
-    """CHINESE ("ch") when the question holds a character in U+4E00..U+9FA5, else ENGLISH ("en")."""
-    return CHINESE if is_chinese(question) else ENGLISH
 
 
 # --- evidence ----------------------------------------------------------------------------------
@@ -480,25 +471,18 @@ def score_file(
     gt_source: str = "ground truth",
     pred_source: str = "predictions",
 ) -> Scored:
-    """Score a prediction file against a released test ground-truth file (both raw JSON bytes).
+    """Score a prediction file against an STE-VQA ground-truth file (both raw JSON bytes).
 
-    The ground truth is read and checked by the STE-VQA format module; a training file (QA pairs
-    grouped per image, no question ids) cannot be scored and is refused.
+    The ground truth is read and checked by the STE-VQA format module, in either layout: a test
+    file's questions carry their question_id; a training file's QA pairs are numbered in file
+    order (see `formats.question_records`), and predictions name them by that number.
     """
     parsed = formats.parse(gt_data, source=gt_source)
-    if parsed.meta.get("layout") != formats.LAYOUT_TEST:
-        raise FormatError(
-            [
-                RecordError(
-                    "file",
-                    "top level",
-                    "this is a training file (QA pairs grouped per image); scoring needs the test layout "
-                    "with one question_id per question",
-                )
-            ],
-            source=gt_source,
-        )
-    ground_truth = [formats.to_official(record.payload, record.ground_truth) for record in parsed.records]
+    ground_truth = [
+        question
+        for record in parsed.records
+        for question in formats.question_records(record.payload, record.ground_truth)
+    ]
     predictions = parse_predictions(pred_data, source=pred_source)
     return score_records(ground_truth, predictions, variant=variant, tau=tau)
 

@@ -80,13 +80,17 @@ from benchmarks.records import FormatError, RecordChecker, RecordError, load_jso
 from benchmarks.trance import formats
 from benchmarks.trance.formats import (
     ATTRIBUTE_VALUES,
+    BASIC,
+    EVENT,
+    FINAL_CAMERAS,
     MAX_STEPS,
     MIN_STEPS,
     OBJECT_FIELDS,
     OBJECTS_PER_STATE,
+    SETTINGS,
+    VIEW,
     check_step_action,
 )
-from benchmarks.trance.generator import FINAL_CAMERAS
 from benchmarks.trance.simulator import OVERLAP_TOLERANCE, all_moves, move_delta
 from evaluation.metrics.scored import Scored, describe_ids
 
@@ -95,8 +99,6 @@ METRIC = "TRANCE"
 METRIC_VERSION = "1"
 VARIANT = "official"
 
-BASIC, EVENT, VIEW = "basic", "event", "view"
-SETTINGS = (BASIC, EVENT, VIEW)
 #: True lengths reported in ``by_length`` even when no sample has them.
 LENGTHS = (1, 2, 3, 4)
 

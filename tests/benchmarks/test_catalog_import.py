@@ -207,24 +207,33 @@ def test_commands_import_list_and_export(tmp_path):
         "import_dataset", "stevqa", str(source), "--name", "cli", "--split", "test", stdout=out, verbosity=0
     )
     assert "Imported 3 items" in out.getvalue()
+    imported = io.StringIO()
+    call_command(
+        "import_dataset", "ste-vqa", str(source), "--name", "cli", "--split", "val", "--json", stdout=imported
+    )
 
     listing = io.StringIO()
     call_command("list_datasets", "--json", stdout=listing)
-    assert orjson.loads(listing.getvalue()) == [
-        {
-            "id": Dataset.objects.get().pk,
-            "benchmark": "stevqa",
-            "name": "cli",
-            "split": "test",
-            "version": "1",
-            "items": 3,
-            "images": False,
-        }
-    ]
+    test_split = {
+        "id": Dataset.objects.get(split="test").pk,
+        "benchmark": "stevqa",
+        "name": "cli",
+        "split": "test",
+        "version": "1",
+        "items": 3,
+        "units": 3,
+        "scenes": 0,
+        "images": False,
+    }
+    # The listing and the import's own summary say the same of a dataset.
+    assert orjson.loads(listing.getvalue()) == [test_split, orjson.loads(imported.getvalue())]
+    assert orjson.loads(imported.getvalue())["split"] == "val"
 
     target = tmp_path / "out.json"
-    call_command("export_dataset", "cli", str(target), stdout=io.StringIO())
+    call_command("export_dataset", str(test_split["id"]), str(target), stdout=io.StringIO())
     assert orjson.loads(target.read_bytes()) == records
+    with pytest.raises(CommandError, match="several datasets are named 'cli'"):
+        call_command("export_dataset", "cli", str(target), stdout=io.StringIO())
 
 
 def test_import_command_fails_with_every_bad_record(tmp_path):

@@ -103,11 +103,6 @@ def only_error(error):
     return error.errors[0]
 
 
-def test_module_constants():
-    assert (formats.BENCHMARK, formats.TITLE) == ("clevrref", "CLEVR-Ref+")
-    assert formats.FILE_DESCRIPTION
-
-
 def test_hand_written_file_round_trips():
     document = hand_written_file()
     parsed, written = round_trip(dumps(document))

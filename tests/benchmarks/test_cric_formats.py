@@ -51,11 +51,6 @@ def only_error(error):
     return error.errors[0]
 
 
-def test_module_constants():
-    assert (formats.BENCHMARK, formats.TITLE) == ("cric", "CRIC")
-    assert formats.FILE_DESCRIPTION
-
-
 def test_hand_written_questions_round_trip():
     questions = hand_written_questions()
     parsed, written = round_trip(dumps(questions))

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from benchmarks.cric import samples
+from benchmarks.cric import formats, samples
 
 IMAGES = 30
 QUESTION_FIELDS = {
@@ -99,7 +99,7 @@ def test_every_question_has_all_fields_with_the_right_types(generated):
         assert set(question) == set(QUESTION_FIELDS)
         for field, kind in QUESTION_FIELDS.items():
             assert type(question[field]) is kind, (question["question_id"], field)
-        assert question["question_type"] in samples.QUESTION_TYPES
+        assert question["question_type"] in formats.QUESTION_TYPES
         assert question["question_id"].startswith(f"{question['image_id']}_")
         assert question["question"].endswith("?") and question["answer"]
         assert all(type(object_id) is int for object_id in question["target"])
@@ -124,8 +124,8 @@ def test_every_question_has_all_fields_with_the_right_types(generated):
 def test_all_question_types_are_well_represented(generated):
     _, _, questions, _, _ = generated
     counts = collections.Counter(question["question_type"] for question in questions)
-    assert set(counts) == set(samples.QUESTION_TYPES)
-    for question_type in samples.QUESTION_TYPES:
+    assert set(counts) == set(formats.QUESTION_TYPES)
+    for question_type in formats.QUESTION_TYPES:
         assert counts[question_type] >= 0.10 * len(questions), counts
     assert len(questions) >= 4 * IMAGES
 

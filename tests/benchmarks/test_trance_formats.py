@@ -57,12 +57,6 @@ def errors_of(data):
     return caught.value
 
 
-def test_module_constants():
-    assert formats.BENCHMARK == "trance"
-    assert formats.TITLE == "TRANCE"
-    assert formats.FILE_DESCRIPTION
-
-
 def test_hand_written_file_round_trips():
     samples = hand_written_samples()
     parsed, written = round_trip(to_jsonl(samples))

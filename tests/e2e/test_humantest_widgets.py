@@ -14,9 +14,9 @@ import pytest
 from playwright.sync_api import expect
 
 from benchmarks.services import import_dataset
-from humantest.kinds import KINDS
 from humantest.models import TestPlan, TestSession, Trial
-from humantest.services import unit_for
+from humantest.scoring import unit_for
+from humantest.trials import trial_for
 from tests.e2e.conftest import for_docs, log_in
 from tests.factories import PASSWORD, make_user
 
@@ -96,7 +96,7 @@ def submit_right_answer(page, screenshot, trial: Trial, name: str) -> list[Path]
     assert trial.client["first_input_ms"] <= trial.client["submit_ms"]
     prediction = trial.session.submission.predictions.get(item=trial.item)
     # The prediction keeps the answer, plus what the benchmark's format adds (box and mask, question).
-    assert prediction.answer == KINDS[trial.item.dataset.benchmark].stored_answer(
+    assert prediction.answer == trial_for(trial.item.dataset.benchmark).stored_answer(
         unit_for(trial), trial.answer
     )
     assert trial.answer.items() <= prediction.answer.items()
@@ -240,7 +240,7 @@ def test_clevrref_trial_chooses_every_referred_object(page, screenshot, tmp_path
     )
     plan, tester = invite(dataset, "Referring expressions")
     trial = open_trial(page, plan, tester)
-    kind = KINDS["clevrref"]
+    kind = trial_for("clevrref")
     unit = unit_for(trial)
     right = kind.truth(unit)["objects"]
     candidates = kind.view(unit)["candidates"]

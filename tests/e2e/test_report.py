@@ -40,7 +40,9 @@ def test_report_shows_models_and_human_side_by_side_with_exports(page, screensho
         data=answers(samples, lambda s: s["idx"] % 2 == 0),
         setting="event",
     )
-    submit_predictions(dataset=dataset, name="Human", kind="human", data=answers(samples), setting="event")
+    submit_predictions(
+        dataset=dataset, name="Human", producer="human", data=answers(samples), setting="event"
+    )
     make_user("rita", "researcher")
     upload = tmp_path / "transformer.json"
     upload.write_bytes(answers(samples, lambda s: s["idx"] < 4))

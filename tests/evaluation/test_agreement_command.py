@@ -31,7 +31,7 @@ def test_two_annotators_agreement_on_stevqa():
     second = [answer(0, "golden bakery"), answer(1, "华为"), answer(2, "12元", (5, 0, 15, 0, 15, 10, 5, 10))]
     for name, answers in (("ann", first), ("bob", second)):
         submit_predictions(
-            dataset=dataset, name=name, kind="annotator", data=orjson.dumps(answers), setting="bi"
+            dataset=dataset, name=name, producer="annotator", data=orjson.dumps(answers), setting="bi"
         )
     submit_predictions(dataset=dataset, name="model", data=orjson.dumps(first), setting="bi")  # not a rater
     out = io.StringIO()
@@ -47,7 +47,7 @@ def test_two_annotators_agreement_on_stevqa():
 def test_no_second_rater_is_a_clear_error():
     dataset = stevqa_dataset()
     submit_predictions(
-        dataset=dataset, name="ann", kind="annotator", data=orjson.dumps([answer(0, "x")]), setting="bi"
+        dataset=dataset, name="ann", producer="annotator", data=orjson.dumps([answer(0, "x")]), setting="bi"
     )
     with pytest.raises(CommandError, match="at least 2 raters"):
         call_command("agreement", str(dataset.pk), stdout=io.StringIO())

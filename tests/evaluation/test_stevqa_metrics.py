@@ -597,12 +597,23 @@ def test_score_validates_prediction_lists():
         stevqa.score([make_truth(1)], [{"question_id": 1, "answer": "stop", "evidence": [1, 2]}])
 
 
-def test_score_file_refuses_a_training_file():
+def test_score_file_numbers_a_training_files_pairs_in_file_order():
     training = [
-        {"id": 1, "image": "a.jpg", "annotation": [{"question": "q", "answer": "a", "evidence": SQUARE}]}
+        {"id": 7, "image": "a.jpg", "annotation": [{"question": "q", "answer": "exit", "evidence": SQUARE}]},
+        {
+            "id": 3,
+            "image": "b.jpg",
+            "annotation": [
+                {"question": "q2", "answer": "stop", "evidence": SQUARE},
+                {"question": "q3", "answer": "停车", "evidence": SQUARE},
+            ],
+        },
     ]
-    with pytest.raises(FormatError, match="training file"):
-        stevqa.score_file(json.dumps(training).encode(), b"[]")
+    predictions = [{"question_id": 2, "answer": "停车", "evidence": SQUARE}]
+    scored = stevqa.score_file(json.dumps(training).encode(), json.dumps(predictions).encode())
+    assert [row["question_id"] for row in scored.items] == [0, 1, 2]
+    assert [row["CLC"] for row in scored.items] == [0.0, 0.0, 1.0]
+    assert scored.summary["missing_predictions"] == 2
 
 
 # --- the released sample -----------------------------------------------------------------------

@@ -12,6 +12,7 @@ from django.core.management import call_command
 from django.urls import reverse
 from rest_framework.test import APIClient
 
+from benchmarks import registry
 from benchmarks.records import FormatError
 from benchmarks.services import import_dataset
 from evaluation.models import Prediction, Submission
@@ -47,7 +48,7 @@ def test_models_and_humans_share_one_table_with_human_last():
     submit_predictions(dataset=dataset, name="Perfect model", data=perfect_answers(samples), setting="event")
     submit_predictions(dataset=dataset, name="Lazy model", data=b"{}", setting="event")
     submit_predictions(
-        dataset=dataset, name="Human", kind="human", data=perfect_answers(samples[:2]), setting="event"
+        dataset=dataset, name="Human", producer="human", data=perfect_answers(samples[:2]), setting="event"
     )
     table = report_table(dataset)
     assert [row.label for row in table.rows] == ["Lazy model", "Perfect model", "Human"]
@@ -97,9 +98,9 @@ def test_a_bad_prediction_file_is_refused_naming_record_and_field_and_stores_not
         )
     text = str(raised.value)
     assert "idx 0" in text and "obj_idx" in text
-    with pytest.raises(FormatError, match="prediction 7: idx: no item with this id"):
+    with pytest.raises(FormatError, match="prediction 7: idx: no such idx in TRANCE: trance"):
         submit_predictions(dataset=dataset, name="bad", setting="event", data=orjson.dumps({"7": []}))
-    with pytest.raises(SubmissionRefused, match="setting 'mono'"):
+    with pytest.raises(SubmissionRefused, match="TRANCE takes the setting basic, event or view, not 'mono'"):
         submit_predictions(dataset=dataset, name="bad", setting="mono", data=b"{}")
     assert not Submission.objects.exists() and not Prediction.objects.exists()
 
@@ -118,7 +119,7 @@ def test_stevqa_sample_scores_the_same_through_the_app_and_the_command(shared_da
 def test_report_page_and_exports(client):
     dataset, samples = trance_dataset()
     submit_predictions(dataset=dataset, name="Model A", data=perfect_answers(samples), setting="event")
-    submit_predictions(dataset=dataset, name="Human", kind="human", data=b"{}", setting="event")
+    submit_predictions(dataset=dataset, name="Human", producer="human", data=b"{}", setting="event")
     client.force_login(make_user("rita", "researcher"))
     page = client.get(reverse("evaluation:report", args=[dataset.pk])).content.decode()
     assert page.index("Model A") < page.index(">Human<")
@@ -143,7 +144,7 @@ def test_uploading_through_the_page_shows_bad_records(client):
     upload = SimpleUploadedFile("answers.json", b'{"0": [{"obj_idx": 1, "attr": "colour", "val": "red"}]}')
     response = client.post(
         reverse("evaluation:report", args=[dataset.pk]),
-        {"name": "m", "kind": "model", "setting": "event", "variant": "official", "file": upload},
+        {"name": "m", "producer": "model", "setting": "event", "variant": "official", "file": upload},
     )
     assert response.status_code == 200
     assert "idx 0" in response.content.decode() and "attr" in response.content.decode()
@@ -188,6 +189,6 @@ def test_mean_intervals_stay_within_the_possible_range():
 
     rows = [{"lang": "en", "TC": value, "LC": value, "CLC": value} for value in (0.0, 0.0, 0.0, 1.0)]
     summary = {"by_language": {"en": {"TC": 0.25, "LC": 0.25, "CLC": 0.25}}, "overall": {"TC": 0.25}}
-    table = build_table("stevqa", [ScoredSubmission("model", "m", "", summary, rows)])
+    table = build_table(registry.get("stevqa"), [ScoredSubmission("model", "m", "", summary, rows)])
     cell = table.rows[0].cells[0]
     assert cell.value == 0.25 and cell.low == 0.0 and cell.high <= 1.0 and cell.n == 4

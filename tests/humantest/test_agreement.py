@@ -3,7 +3,7 @@
 import pytest
 
 from evaluation.agreement_reports import dataset_agreement, ratings_of
-from humantest import services
+from humantest import clock, sessions
 from humantest.models import TestPlan, Trial
 from tests.factories import make_user
 from tests.humantest.test_leaks import build_dataset, eligible_all
@@ -19,9 +19,9 @@ def steps_of(item):
 
 
 def answer_everything(plan, tester, answer_for):
-    session = services.begin_test(services.start_session(plan, tester))
-    while (trial := services.current_trial(session)[0]) is not None:
-        services.record_answer(trial.pk, tester, answer_for(trial), {})
+    session = sessions.begin_test(sessions.start_session(plan, tester))
+    while (trial := clock.serve_current_trial(session)[0]) is not None:
+        clock.record_answer(trial.pk, tester, answer_for(trial), {})
     return session
 
 
@@ -78,6 +78,6 @@ def test_each_question_of_an_image_is_rated_on_its_own(trance_dataset, monkeypat
     for tester in testers:
         answer_everything(plan, tester, lambda trial: {"answer": "x", "evidence": [0, 0, 9, 0, 9, 9, 0, 9]})
     ratings, _ = ratings_of(dataset)
-    asked = {f"{t.item.external_id}#{t.part}" for t in Trial.objects.filter(session__plan=plan)}
+    asked = {str(t.item.payload["question_ids"][t.part]) for t in Trial.objects.filter(session__plan=plan)}
     assert set(ratings) == asked
     assert sum(len(by_rater) for by_rater in ratings.values()) == 12

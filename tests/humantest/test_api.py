@@ -4,7 +4,7 @@ import pytest
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from humantest import services
+from humantest import clock, sessions
 from humantest.models import TestPlan
 from tests.factories import make_user
 
@@ -42,14 +42,14 @@ def test_a_researcher_creates_a_plan_and_reads_its_results_and_trials(
     plan = TestPlan.objects.get(pk=created.json()["id"])
     assert created.json()["testers"] == ["tom"] and plan.created_by == researcher
 
-    session = services.begin_test(services.start_session(plan, tester))
+    session = sessions.begin_test(sessions.start_session(plan, tester))
     with django_capture_on_commit_callbacks(execute=True):
-        while (trial := services.current_trial(session)[0]) is not None:
+        while (trial := clock.serve_current_trial(session)[0]) is not None:
             steps = [
                 {key: step[key] for key in ("obj_idx", "attr", "val")}
                 for step in trial.item.ground_truth["transformations"]
             ]
-            services.record_answer(trial.pk, tester, {"steps": steps}, {})
+            clock.record_answer(trial.pk, tester, {"steps": steps}, {})
 
     results = client.get(f"/api/v1/test-plans/{plan.pk}/results/").json()
     assert results["testers"][0]["label"] == "tom" and results["testers"][0]["correct"] == 3

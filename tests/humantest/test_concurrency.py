@@ -7,7 +7,7 @@ import pytest
 from django.db import connection, connections
 
 from evaluation.models import Prediction
-from humantest import services
+from humantest import clock, scoring, sessions
 from humantest.models import TestPlan, Trial
 from tests.factories import make_user
 
@@ -47,12 +47,12 @@ def running_session(trance_dataset):
         name="Race", dataset=trance_dataset, setting="event", items_per_tester=3, time_limit_s=60
     )
     plan.testers.add(tester)
-    return services.begin_test(services.start_session(plan, tester)), tester
+    return sessions.begin_test(sessions.start_session(plan, tester)), tester
 
 
 def test_simultaneous_serves_start_one_trial_once(running_session):
     session, _ = running_session
-    outcomes = hammer(lambda index: services.current_trial(type(session).objects.get(pk=session.pk))[0])
+    outcomes = hammer(lambda index: clock.serve_current_trial(type(session).objects.get(pk=session.pk))[0])
     assert all(isinstance(trial, Trial) for trial in outcomes), outcomes
     assert len({trial.pk for trial in outcomes}) == 1
     assert len({trial.served_at for trial in outcomes}) == 1
@@ -62,9 +62,9 @@ def test_simultaneous_serves_start_one_trial_once(running_session):
 def test_simultaneous_answers_to_one_trial_store_exactly_one(running_session, monkeypatch):
     session, tester = running_session
     # Scoring takes a while, so that every thread is inside record_answer at the same time.
-    score_one = services.score_one
-    monkeypatch.setattr(services, "score_one", lambda *args: (time.sleep(0.05), score_one(*args))[1])
-    trial, _ = services.current_trial(session)
+    score_one = scoring.score_one
+    monkeypatch.setattr(clock, "score_one", lambda *args: (time.sleep(0.05), score_one(*args))[1])
+    trial, _ = clock.serve_current_trial(session)
     values = ["red", "blue", "green", "brown", "purple", "cyan", "yellow", "gray"]
     current = trial.item.payload["initial"]["objects"][0]["color"]
     values = [value for value in values if value != current][: THREADS - 1] + ["large"]
@@ -72,11 +72,11 @@ def test_simultaneous_answers_to_one_trial_store_exactly_one(running_session, mo
     def answer(index):
         attr = "size" if values[index] == "large" else "color"
         step = {"obj_idx": 0, "attr": attr, "val": values[index]}
-        return services.record_answer(trial.pk, tester, {"steps": [step]}, {})
+        return clock.record_answer(trial.pk, tester, {"steps": [step]}, {})
 
     outcomes = hammer(answer)
     stored = [outcome for outcome in outcomes if isinstance(outcome, Trial)]
-    refused = [outcome for outcome in outcomes if isinstance(outcome, services.TrialClosed)]
+    refused = [outcome for outcome in outcomes if isinstance(outcome, sessions.TrialClosed)]
     assert len(stored) == 1 and len(refused) == THREADS - 1, outcomes
     trial.refresh_from_db()
     assert trial.status == Trial.Status.ANSWERED and trial.answer == stored[0].answer

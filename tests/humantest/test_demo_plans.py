@@ -2,10 +2,11 @@
 
 import pytest
 
-from benchmarks.management.commands.load_samples import DEMO_NAME, create_demo_plans, create_demo_users
-from humantest import services
+from accounts.roles import sync_roles
+from benchmarks import registry
+from humantest import sessions
 from humantest.models import TestPlan
-from yardstick.roles import sync_roles
+from yardstick.management.commands.load_samples import DEMO_NAME, create_demo_plan, create_demo_users
 
 pytestmark = pytest.mark.django_db
 
@@ -15,11 +16,14 @@ def test_the_demo_tester_gets_a_test_per_demo_dataset_once(trance_dataset):
     create_demo_users()
     trance_dataset.name = DEMO_NAME
     trance_dataset.save()
-    assert create_demo_plans() == ["TRANCE Event (demo)"]
+    assert create_demo_plan(registry.get("trance"), trance_dataset) == "TRANCE Event (demo)"
     plan = TestPlan.objects.get()
     assert [user.username for user in plan.testers.all()] == ["tester"]
     assert plan.practice_items == ["0", "1"] and plan.time_limit_s == 180
-    session = services.start_session(plan, plan.testers.get())
+    assert (plan.setting, plan.balance_by, plan.created_by.username) == ("event", "length", "researcher")
+    session = sessions.start_session(plan, plan.testers.get())
     drawn = set(session.trials.values_list("item__external_id", flat=True))
     assert len(drawn) == 6 and not drawn & {"0", "1"}
-    assert create_demo_plans() == []  # running load_samples again adds nothing
+    # running load_samples again adds nothing
+    assert create_demo_plan(registry.get("trance"), trance_dataset) is None
+    assert TestPlan.objects.count() == 1

@@ -11,9 +11,9 @@ import json
 import pytest
 
 from benchmarks.services import import_dataset
-from humantest import services
-from humantest.kinds import KINDS
+from humantest import drawing
 from humantest.models import TestPlan, Trial
+from humantest.trials import TrialUnit, trial_for
 from tests.benchmarks import builders
 from tests.factories import PASSWORD, make_user
 
@@ -106,18 +106,18 @@ BENCHMARKS = ["trance", "cric", "clevrref", "stevqa"]
 
 def eligible_all(monkeypatch):
     # The leak datasets are imported without images; let every item be shown anyway.
-    for kind in KINDS.values():
-        monkeypatch.setattr(kind, "drawable", lambda items: items)
+    for benchmark in BENCHMARKS:
+        monkeypatch.setattr(trial_for(benchmark), "drawable", lambda items: items)
 
 
 @pytest.mark.parametrize("benchmark", BENCHMARKS)
 def test_trial_views_are_built_without_reading_ground_truth(benchmark, trance_dataset, monkeypatch):
     eligible_all(monkeypatch)
     dataset = build_dataset(benchmark, trance_dataset)
-    kind = KINDS[benchmark]
+    kind = trial_for(benchmark)
     for item in dataset.items.select_related("scene", "dataset"):
         for part in range(kind.parts({"questions": item.payload.get("questions")})):
-            unit = services.Unit(item=NoTruthItem(item), part=part, context={"setting": ""}, key=1)
+            unit = TrialUnit(item=NoTruthItem(item), part=part, context={"setting": ""}, key=1)
             view = kind.view(unit)
             assert view and json.dumps(view)
 
@@ -189,8 +189,8 @@ def test_no_tester_facing_response_carries_ground_truth_before_the_answer(
     [
         (benchmark, field)
         for benchmark in BENCHMARKS
-        for field in KINDS[benchmark].balance_fields
-        if field != "camera"
+        for field, balance in trial_for(benchmark).balance_fields.items()
+        if balance.of_items
     ],
 )
 def test_every_balance_field_draws_from_light_rows(benchmark, field, trance_dataset, monkeypatch):
@@ -204,9 +204,9 @@ def test_every_balance_field_draws_from_light_rows(benchmark, field, trance_data
         balance_by=field,
         items_per_tester=4,
     )
-    kind = KINDS[benchmark]
+    kind = trial_for(benchmark)
     items = {item.pk: item for item in dataset.items.all()}
-    units = services.draw_units(plan, tester)
+    units = drawing.draw_units(plan, tester)
     assert units and len({pk for pk, _, _ in units}) == len(units)  # no item twice
     for pk, part, _ in units:
         row = {"questions": items[pk].payload.get("questions")}

@@ -7,10 +7,11 @@ from datetime import timedelta
 
 import pytest
 from django.utils import timezone
+from rest_framework.test import APIClient
 
-from evaluation.models import Prediction
+from evaluation.models import Prediction, Submission
 from evaluation.selectors import report_table
-from humantest import services
+from humantest import clock, drawing, sessions
 from humantest.models import TestPlan, TestSession, Trial
 from humantest.selectors import EXPORT_FIELDS
 from tests.factories import PASSWORD, make_user
@@ -48,11 +49,11 @@ def test_each_tester_gets_a_reproducible_draw_and_the_balance_asked_for(trance_d
     alice, bob = make_user("alice", "tester"), make_user("bob", "tester")
     lengths = Counter(len(item.ground_truth["transformations"]) for item in trance_dataset.items.all())
     plan = make_plan(trance_dataset, alice, bob, items_per_tester=8, balance_by="length")
-    first = [(unit[0], unit[2]) for unit in services.draw_units(plan, alice)]
-    assert first == [(unit[0], unit[2]) for unit in services.draw_units(plan, alice)]
-    assert first != [(unit[0], unit[2]) for unit in services.draw_units(plan, bob)]
+    first = [(unit[0], unit[2]) for unit in drawing.draw_units(plan, alice)]
+    assert first == [(unit[0], unit[2]) for unit in drawing.draw_units(plan, alice)]
+    assert first != [(unit[0], unit[2]) for unit in drawing.draw_units(plan, bob)]
     length_of = {item.pk: len(item.ground_truth["transformations"]) for item in trance_dataset.items.all()}
-    drawn = Counter(length_of[pk] for pk, _, _ in services.draw_units(plan, alice))
+    drawn = Counter(length_of[pk] for pk, _, _ in drawing.draw_units(plan, alice))
     # As even as the dataset allows: each length gets 8 / (number of lengths), or all it has.
     share = 8 // len(lengths)
     assert all(
@@ -72,14 +73,14 @@ def test_basic_plans_draw_one_step_samples_and_practice_items_are_never_test_ite
         trance_dataset, tester, setting="basic", items_per_tester=50, practice_items=one_step[:1]
     )
     external_id = dict(trance_dataset.items.values_list("pk", "external_id"))
-    drawn = [external_id[pk] for pk, _, _ in services.draw_units(plan, tester)]
+    drawn = [external_id[pk] for pk, _, _ in drawing.draw_units(plan, tester)]
     assert sorted(drawn) == sorted(one_step[1:])
 
 
 def test_view_plans_balance_the_final_camera(trance_dataset):
     tester = make_user("tester1", "tester")
     plan = make_plan(trance_dataset, tester, setting="view", items_per_tester=9, balance_by="camera")
-    cameras = Counter(context["camera"] for _, _, context in services.draw_units(plan, tester))
+    cameras = Counter(context["camera"] for _, _, context in drawing.draw_units(plan, tester))
     assert cameras == {"Camera_Left": 3, "Camera_Center": 3, "Camera_Right": 3}
 
 
@@ -88,7 +89,7 @@ def test_a_fixed_draw_gives_every_tester_the_listed_items_in_order(trance_datase
     plan = make_plan(trance_dataset, alice, bob, draw="fixed", fixed_items=["5", "2", "9"])
     external_id = dict(trance_dataset.items.values_list("pk", "external_id"))
     for tester in (alice, bob):
-        drawn = [external_id[pk] for pk, _, _ in services.draw_units(plan, tester)]
+        drawn = [external_id[pk] for pk, _, _ in drawing.draw_units(plan, tester)]
         assert drawn == ["5", "2", "9"]
 
 
@@ -98,7 +99,7 @@ def test_a_fixed_draw_gives_every_tester_the_listed_items_in_order(trance_datase
 def test_the_first_serve_starts_the_clock_and_a_reload_returns_the_same_trial(trance_dataset, client):
     tester = make_user("tester1", "tester")
     plan = make_plan(trance_dataset, tester, time_limit_s=90)
-    session = services.begin_test(services.start_session(plan, tester))
+    session = sessions.begin_test(sessions.start_session(plan, tester))
     logged_in(client, tester)
     first = client.get(f"/test/sessions/{session.pk}/")
     assert first.status_code == 200
@@ -119,7 +120,7 @@ def test_an_answer_is_scored_once_and_a_second_answer_is_refused(
 ):
     tester = make_user("tester1", "tester")
     plan = make_plan(trance_dataset, tester)
-    session = services.begin_test(services.start_session(plan, tester))
+    session = sessions.begin_test(sessions.start_session(plan, tester))
     logged_in(client, tester)
     data = client.get(f"/test/sessions/{session.pk}/").context["data"]
     trial = Trial.objects.get(pk=data["trial"])
@@ -174,7 +175,7 @@ def test_a_bad_answer_is_refused_with_its_field_and_changes_nothing(
     trance_dataset, client, answer, client_data, field
 ):
     tester = make_user("tester1", "tester")
-    session = services.begin_test(services.start_session(make_plan(trance_dataset, tester), tester))
+    session = sessions.begin_test(sessions.start_session(make_plan(trance_dataset, tester), tester))
     logged_in(client, tester)
     data = client.get(f"/test/sessions/{session.pk}/").context["data"]
     response = client.post(
@@ -189,8 +190,8 @@ def test_a_bad_answer_is_refused_with_its_field_and_changes_nothing(
 
 def test_a_trial_past_its_deadline_is_closed_as_timed_out(trance_dataset, client):
     tester = make_user("tester1", "tester")
-    session = services.begin_test(
-        services.start_session(make_plan(trance_dataset, tester, time_limit_s=30), tester)
+    session = sessions.begin_test(
+        sessions.start_session(make_plan(trance_dataset, tester, time_limit_s=30), tester)
     )
     logged_in(client, tester)
     data = client.get(f"/test/sessions/{session.pk}/").context["data"]
@@ -221,7 +222,7 @@ def test_a_trial_past_its_deadline_is_closed_as_timed_out(trance_dataset, client
 def test_practice_rounds_repeat_until_the_tester_starts_and_never_count(trance_dataset, client):
     tester = make_user("tester1", "tester")
     plan = make_plan(trance_dataset, tester, practice_items=["0", "1"], guidance="Read the table first.")
-    session = services.start_session(plan, tester)
+    session = sessions.start_session(plan, tester)
     logged_in(client, tester)
     for round_number in (1, 2):
         client.post(f"/test/sessions/{session.pk}/practice/")
@@ -242,12 +243,12 @@ def test_practice_rounds_repeat_until_the_tester_starts_and_never_count(trance_d
     data = client.get(f"/test/sessions/{session.pk}/").context["data"]
     assert data["practice"] is False
     assert not Prediction.objects.filter(submission=session.submission).exists()
-    assert Trial.objects.filter(session=session, kind=Trial.Kind.PRACTICE).count() == 4
+    assert Trial.objects.filter(session=session, phase=Trial.Phase.PRACTICE).count() == 4
 
 
 def test_a_session_pauses_between_trials_and_resumes_where_it_stopped(trance_dataset, client):
     tester = make_user("tester1", "tester")
-    session = services.begin_test(services.start_session(make_plan(trance_dataset, tester), tester))
+    session = sessions.begin_test(sessions.start_session(make_plan(trance_dataset, tester), tester))
     logged_in(client, tester)
     data = client.get(f"/test/sessions/{session.pk}/").context["data"]
     client.post(
@@ -266,8 +267,8 @@ def test_a_session_pauses_between_trials_and_resumes_where_it_stopped(trance_dat
 
 def test_the_last_answer_finishes_the_session(trance_dataset, client):
     tester = make_user("tester1", "tester")
-    session = services.begin_test(
-        services.start_session(make_plan(trance_dataset, tester, items_per_tester=2), tester)
+    session = sessions.begin_test(
+        sessions.start_session(make_plan(trance_dataset, tester, items_per_tester=2), tester)
     )
     logged_in(client, tester)
     for _ in range(2):
@@ -355,9 +356,9 @@ def test_testers_get_403_on_plans_they_are_not_invited_to_and_on_researcher_page
 
 
 def answer_all(plan, tester, right: bool):
-    session = services.begin_test(services.start_session(plan, tester))
+    session = sessions.begin_test(sessions.start_session(plan, tester))
     while True:
-        trial, _ = services.current_trial(session)
+        trial, _ = clock.serve_current_trial(session)
         if trial is None:
             return session
         steps = (
@@ -373,7 +374,7 @@ def answer_all(plan, tester, right: bool):
                 }
             ]
         )
-        services.record_answer(
+        clock.record_answer(
             trial.pk, tester, {"steps": steps}, {"shown_ms": 5.0, "submit_ms": 2000.0, "events": []}
         )
 
@@ -496,19 +497,19 @@ def test_the_pooled_row_is_rescored_once_per_waiting_period_not_after_every_answ
 
     tester = make_user("alice", "tester")
     plan = make_plan(trance_dataset, tester, items_per_tester=2)
-    session = services.begin_test(services.start_session(plan, tester))
+    session = sessions.begin_test(sessions.start_session(plan, tester))
     cache.add(pooled_key(plan.pk), 1)  # a re-scoring is already waiting
     with django_capture_on_commit_callbacks(execute=True):
-        trial, _ = services.current_trial(session)
-        services.record_answer(trial.pk, tester, {"steps": steps_of(trial.item)}, {})
+        trial, _ = clock.serve_current_trial(session)
+        clock.record_answer(trial.pk, tester, {"steps": steps_of(trial.item)}, {})
     plan.refresh_from_db()
     session.submission.refresh_from_db()
-    assert plan.pooled_submission is None  # not scored again: the waiting run will do it
+    assert plan.pooled_submission.scored_at is None  # not scored yet: the waiting run will do it
     assert session.submission.summary["n"] == 1  # the tester's own row is always fresh
     cache.delete(pooled_key(plan.pk))  # the waiting run has started
     with django_capture_on_commit_callbacks(execute=True):
-        trial, _ = services.current_trial(session)
-        services.record_answer(trial.pk, tester, {"steps": steps_of(trial.item)}, {})
+        trial, _ = clock.serve_current_trial(session)
+        clock.record_answer(trial.pk, tester, {"steps": steps_of(trial.item)}, {})
     plan.refresh_from_db()
     assert plan.pooled_submission.summary["n"] == 2
 
@@ -524,3 +525,47 @@ def test_a_plan_can_be_started_again_from_a_copy(trance_dataset, client):
     assert 'value="Event test (copy)"' in html and "0, 1" in html and 'value="75"' in html
     form = page.context["form"]
     assert form.initial["row_label"] == "" and list(form.initial["testers"]) == [tester]
+
+
+def test_deleting_the_submissions_a_live_test_writes_to_loses_no_answer(
+    trance_dataset, client, django_capture_on_commit_callbacks
+):
+    tester = make_user("alice", "tester")
+    api = APIClient()
+    api.force_authenticate(make_user("rita", "researcher"))
+    plan = make_plan(trance_dataset, tester, items_per_tester=3)
+    session = sessions.begin_test(sessions.start_session(plan, tester))
+    logged_in(client, tester)
+
+    def answer_next():
+        trial, _ = clock.serve_current_trial(session)
+        with django_capture_on_commit_callbacks(execute=True):
+            response = client.post(
+                f"/test/trials/{trial.pk}/answer/",
+                {"answer": {"steps": steps_of(trial.item)}},
+                content_type="application/json",
+            )
+        assert response.status_code == 200, response.content
+        return trial
+
+    answered = [answer_next()]
+    # A researcher deletes the tester's own submission while the test goes on.
+    assert api.delete(f"/api/v1/submissions/{session.submission_id}/").status_code == 204
+    answered.append(answer_next())  # this answer used to be a 500
+    session.refresh_from_db()
+    rebuilt = session.submission
+    assert rebuilt.origin == Submission.Origin.TEST_SESSION
+    assert sorted(rebuilt.predictions.values_list("item_id", flat=True)) == sorted(
+        t.item_id for t in answered
+    )
+    assert rebuilt.summary["n"] == 2
+
+    # And the plan's pooled row: the next answer makes it again, with the tester in it.
+    plan.refresh_from_db()
+    assert api.delete(f"/api/v1/submissions/{plan.pooled_submission_id}/").status_code == 204
+    answered.append(answer_next())
+    plan.refresh_from_db()
+    assert plan.pooled_submission.summary["n"] == 3
+    assert list(plan.pooled_submission.members.all()) == [rebuilt]
+    human = report_table(trance_dataset).rows[-1]
+    assert human.label == "Human" and max(cell.n for cell in human.cells) == 3

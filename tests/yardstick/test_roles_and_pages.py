@@ -5,10 +5,10 @@ import pytest
 from django.contrib.auth.models import Group
 from django.urls import reverse
 
+from accounts.roles import ROLES, sync_roles
 from benchmarks.services import import_dataset
 from tests.benchmarks import builders
 from tests.factories import PASSWORD, make_user
-from yardstick.roles import ROLES, sync_roles
 
 pytestmark = pytest.mark.django_db
 

@@ -5,7 +5,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from benchmarks.models import Dataset
+from benchmarks import registry
+from benchmarks.selectors import DatasetNotFound, find_dataset
 from benchmarks.services import ImportRefused, export_dataset
 
 
@@ -15,11 +16,16 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("dataset", help="the dataset's id, or its name when that is unique")
         parser.add_argument("path", type=Path, help="where to write the official file")
-        parser.add_argument("--scenes", type=Path, help="also write the scenes file here (CRIC, CLEVR-Ref+)")
+        parser.add_argument(
+            "--scenes", type=Path, help=f"also write the scenes file here ({registry.scenes_titles()})"
+        )
         parser.add_argument("--json", action="store_true", help="print the result as JSON")
 
     def handle(self, *args, **options):
-        dataset = find_dataset(options["dataset"])
+        try:
+            dataset = find_dataset(options["dataset"])
+        except DatasetNotFound as error:
+            raise CommandError(str(error)) from None
         path: Path = options["path"]
         for target in (path, options["scenes"]):
             if target is not None and not target.resolve().parent.is_dir():
@@ -34,17 +40,3 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps({"id": dataset.pk, "path": str(path), "items": dataset.item_count}))
         else:
             self.stdout.write(f"Wrote {dataset.item_count} items of {dataset} to {path}")
-
-
-def find_dataset(reference: str) -> Dataset:
-    if reference.isdigit():
-        dataset = Dataset.objects.filter(pk=int(reference)).first()
-        if dataset is not None:
-            return dataset
-    matches = list(Dataset.objects.filter(name=reference))
-    if len(matches) == 1:
-        return matches[0]
-    if not matches:
-        raise CommandError(f"no dataset with id or name {reference!r} (see list_datasets)")
-    ids = ", ".join(f"{dataset.pk} ({dataset})" for dataset in matches)
-    raise CommandError(f"several datasets are named {reference!r}; give the id: {ids}")

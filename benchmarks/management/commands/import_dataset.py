@@ -7,8 +7,9 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
+from benchmarks import registry
 from benchmarks.records import FormatError
-from benchmarks.registry import BENCHMARKS, UnknownBenchmark, canonical_name
+from benchmarks.selectors import dataset_summary
 from benchmarks.services import ImportRefused, import_dataset
 
 
@@ -19,7 +20,7 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("benchmark", help=f"one of {', '.join(BENCHMARKS)}")
+        parser.add_argument("benchmark", help=f"one of {', '.join(registry.names())}")
         parser.add_argument(
             "path", type=Path, help="the official file (JSON list, data.jsonl or refexp JSON)"
         )
@@ -27,13 +28,13 @@ class Command(BaseCommand):
         parser.add_argument("--split", default="", help="train, val, test... (optional)")
         parser.add_argument("--dataset-version", default="1", help="the dataset's version (default 1)")
         parser.add_argument("--images", type=Path, help="folder holding the images the file references")
-        parser.add_argument("--scenes", type=Path, help="scenes file: CRIC scene graphs or CLEVR-Ref+ scenes")
+        parser.add_argument("--scenes", type=Path, help=f"the scenes file of {registry.scenes_titles()}")
         parser.add_argument("--json", action="store_true", help="print the result as JSON")
 
     def handle(self, *args, **options):
         try:
-            canonical_name(options["benchmark"])
-        except UnknownBenchmark as error:
+            registry.get(options["benchmark"])
+        except registry.UnknownBenchmark as error:
             raise CommandError(str(error)) from None
         path: Path = options["path"]
         data = read_file(path)
@@ -67,21 +68,12 @@ class Command(BaseCommand):
             )
         except FormatError as error:
             raise CommandError(error.describe()) from None
-        except (ImportRefused, UnknownBenchmark) as error:
+        except ImportRefused as error:
             raise CommandError(str(error)) from None
         finally:
             if bar is not None:
                 bar.close()
-        summary = {
-            "id": dataset.pk,
-            "benchmark": dataset.benchmark,
-            "name": dataset.name,
-            "split": dataset.split,
-            "version": dataset.version,
-            "items": dataset.item_count,
-            "scenes": dataset.scenes.count(),
-            "images": dataset.has_media,
-        }
+        summary = dataset_summary(dataset)
         if options["json"]:
             self.stdout.write(json.dumps(summary))
         else:

@@ -5,6 +5,7 @@ import json
 from django.core.management.base import BaseCommand
 
 from benchmarks.models import Dataset
+from benchmarks.selectors import dataset_summary
 
 
 class Command(BaseCommand):
@@ -14,18 +15,7 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="print a JSON list")
 
     def handle(self, *args, **options):
-        rows = [
-            {
-                "id": dataset.pk,
-                "benchmark": dataset.benchmark,
-                "name": dataset.name,
-                "split": dataset.split,
-                "version": dataset.version,
-                "items": dataset.item_count,
-                "images": dataset.has_media,
-            }
-            for dataset in Dataset.objects.order_by("pk")
-        ]
+        rows = [dataset_summary(dataset) for dataset in Dataset.objects.order_by("pk")]
         if options["json"]:
             self.stdout.write(json.dumps(rows, ensure_ascii=False))
             return

@@ -4,7 +4,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from benchmarks.management.commands.export_dataset import find_dataset
+from benchmarks.selectors import DatasetNotFound, find_dataset
 from evaluation.agreement import AgreementInputError
 from evaluation.agreement_reports import dataset_agreement
 
@@ -12,7 +12,8 @@ from evaluation.agreement_reports import dataset_agreement
 class Command(BaseCommand):
     help = (
         "Agreement between the human and annotator submissions of a dataset: percent agreement, "
-        "Krippendorff's alpha, Fleiss' kappa, and for STE-VQA text similarity and evidence IoU, "
+        "Krippendorff's alpha, Fleiss' kappa, and where answers hold text or regions, text similarity "
+        "and region IoU, "
         "each with a bootstrap 95% interval and the number of items behind it."
     )
 
@@ -24,7 +25,10 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="print the result as JSON")
 
     def handle(self, *args, **options):
-        dataset = find_dataset(options["dataset"])
+        try:
+            dataset = find_dataset(options["dataset"])
+        except DatasetNotFound as error:
+            raise CommandError(str(error)) from None
         if options["resamples"] < 0:
             raise CommandError("--resamples must be 0 or more")
         try:

@@ -5,9 +5,13 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from benchmarks import registry
 from benchmarks.records import FormatError
-from benchmarks.registry import BENCHMARKS, UnknownBenchmark, canonical_name
-from evaluation.metrics.scored import Scored
+from benchmarks.spec import BenchmarkSpec, ScoringFiles
+
+
+def described(choices) -> str:
+    return ", ".join(choice.value for choice in choices if choice.value)
 
 
 class Command(BaseCommand):
@@ -18,13 +22,33 @@ class Command(BaseCommand):
     requires_system_checks = []
 
     def add_arguments(self, parser):
-        parser.add_argument("benchmark", help=f"one of {', '.join(BENCHMARKS)}")
+        specs = registry.specs()
+        parser.add_argument("benchmark", help=f"one of {', '.join(spec.name for spec in specs)}")
         parser.add_argument("--gt", type=Path, required=True, help="ground truth in the official format")
         parser.add_argument("--predictions", type=Path, required=True, help="the predictions file")
-        parser.add_argument("--scenes", type=Path, help="CLEVR-Ref+ scenes file (needed for CLEVR-Ref+)")
-        parser.add_argument("--setting", choices=["basic", "event", "view"], help="TRANCE setting")
         parser.add_argument(
-            "--variant", choices=["official", "paper"], default="official", help="STE-VQA variant"
+            "--scenes",
+            type=Path,
+            help="the scenes file, for "
+            + (
+                ", ".join(spec.title for spec in specs if spec.scenes_needed_to_score)
+                or "benchmarks scored on scenes"
+            ),
+        )
+        parser.add_argument(
+            "--setting",
+            default="",
+            help="; ".join(
+                f"{spec.title}: {described(spec.settings)}" for spec in specs if described(spec.settings)
+            ),
+        )
+        parser.add_argument(
+            "--variant",
+            default="official",
+            help="metric variant (default official); "
+            + "; ".join(
+                f"{spec.title}: {described(spec.variants)}" for spec in specs if len(spec.variants) > 1
+            ),
         )
         parser.add_argument(
             "--details", type=Path, help="write per-item values here, one JSON object per line"
@@ -33,13 +57,13 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         try:
-            benchmark = canonical_name(options["benchmark"])
-        except UnknownBenchmark as error:
+            spec = registry.get(options["benchmark"])
+        except registry.UnknownBenchmark as error:
             raise CommandError(str(error)) from None
         if options["details"] is not None and not options["details"].resolve().parent.is_dir():
             raise CommandError(f"folder {options['details'].resolve().parent} does not exist")
         try:
-            scored = score_files(benchmark, options)
+            scored = spec.score_files(files_for(spec, options))
         except FormatError as error:
             raise CommandError(error.describe()) from None
         except ValueError as error:
@@ -65,34 +89,22 @@ def read(path: Path) -> bytes:
         raise CommandError(f"cannot read {path}: {error.strerror}") from None
 
 
-def score_files(benchmark: str, options: dict) -> Scored:
-    """Dispatch to the benchmark's metric module; its own checks name bad records and fields."""
-    gt, predictions = read(options["gt"]), read(options["predictions"])
-    names = {"gt_source": options["gt"].name, "pred_source": options["predictions"].name}
-    if benchmark == "trance":
-        from evaluation.metrics import trance
-
-        if options["setting"] is None:
-            raise CommandError("TRANCE needs --setting basic, event or view")
-        return trance.score_file(
-            gt,
-            predictions,
-            setting=options["setting"],
-            gt_source=names["gt_source"],
-            predictions_source=names["pred_source"],
-        )
-    if benchmark == "stevqa":
-        from evaluation.metrics import stevqa
-
-        return stevqa.score_file(gt, predictions, variant=options["variant"], **names)
-    if benchmark == "cric":
-        from evaluation.metrics import cric
-
-        return cric.score_file(
-            gt, predictions, questions_source=names["gt_source"], predictions_source=names["pred_source"]
-        )
-    from evaluation.metrics import clevrref
-
-    if options["scenes"] is None:
-        raise CommandError("CLEVR-Ref+ needs --scenes (the scenes file with the objects' masks)")
-    return clevrref.score_file(gt, read(options["scenes"]), predictions)
+def files_for(spec: BenchmarkSpec, options: dict) -> ScoringFiles:
+    """The files and choices, checked against what the benchmark takes before anything is read."""
+    setting, variant = options["setting"], options["variant"]
+    if not setting and spec.setting_problem(""):
+        raise CommandError(f"{spec.title} needs --setting: one of {described(spec.settings)}")
+    problem = spec.setting_problem(setting) or spec.variant_problem(variant)
+    if problem:
+        raise CommandError(problem)
+    if spec.scenes_needed_to_score and options["scenes"] is None:
+        raise CommandError(f"{spec.title} needs --scenes (the scenes file the ground truth refers to)")
+    return ScoringFiles(
+        ground_truth=read(options["gt"]),
+        predictions=read(options["predictions"]),
+        scenes=read(options["scenes"]) if options["scenes"] is not None else None,
+        setting=setting,
+        variant=variant,
+        ground_truth_source=options["gt"].name,
+        predictions_source=options["predictions"].name,
+    )

@@ -166,7 +166,7 @@ async function submit(widget) {
   }
 }
 
-const module = await import(`./widgets/${data.benchmark}.js`);
+const module = await import(data.widget);
 widget = module.mount(form, data.view, hooks);
 const saved = savedDraft();
 if (saved && widget.restore) widget.restore(saved.draft);

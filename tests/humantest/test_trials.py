@@ -2,22 +2,22 @@
 
 from types import SimpleNamespace
 
-from humantest.kinds import KINDS, Unit
+from humantest.trials import TrialUnit, trial_for
 from tests.benchmarks.builders import trance_sample
 
 
-def trance_unit() -> Unit:
+def trance_unit() -> TrialUnit:
     sample = trance_sample()
     initial, final = sample["states"]
     item = SimpleNamespace(
         payload={"initial": {"objects": initial["objects"]}}, ground_truth={"final_objects": final["objects"]}
     )
-    return Unit(item=item, part=0, context={"setting": "event"}, key=1)
+    return TrialUnit(item=item, part=0, context={"setting": "event"}, key=1)
 
 
 def test_trance_explains_each_difference_from_the_final_scene():
     unit = trance_unit()
-    explain = KINDS["trance"].explain
+    explain = trial_for("trance").explain
     right = [
         {"obj_idx": 2, "attr": "color", "val": "cyan"},
         {"obj_idx": 2, "attr": "position", "val": ["behind", 2]},

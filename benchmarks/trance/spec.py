@@ -1,0 +1,164 @@
+"""TRANCE as Yardstick serves it (pure): one declaration the apps look up."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from benchmarks.spec import (
+    BenchmarkSpec,
+    BreakdownPlot,
+    Choice,
+    Column,
+    DemoData,
+    DemoPlan,
+    ScoringFiles,
+    ScoringTask,
+)
+from benchmarks.trance.formats import BASIC, EVENT, FINAL_CAMERAS, VIEW
+
+#: Demo samples: at least 200, so that every setting and step length has a few dozen items.
+DEMO_SAMPLES = 200
+LENGTHS = ("1", "2", "3", "4")
+CAMERA_LABELS = {"Camera_Left": "Left", "Camera_Center": "Center", "Camera_Right": "Right"}
+
+
+def length_groups() -> tuple[Choice, ...]:
+    return tuple(Choice(length, f"{length} step" + ("s" if length != "1" else "")) for length in LENGTHS)
+
+
+class TranceSpec(BenchmarkSpec):
+    name = "trance"
+    title = "TRANCE"
+    extensions = ("jsonl",)
+    formats_module = "benchmarks.trance.formats"
+    unit_id_field = "idx"
+    unit_id_type = int
+    settings = (Choice(BASIC, "Basic"), Choice(EVENT, "Event"), Choice(VIEW, "View"))
+    trial = "humantest.trials.trance:TranceTrial"
+    plots = (
+        BreakdownPlot(
+            "Event: accuracy by transformation length", ("by_length",), "Acc", length_groups(), EVENT, "Acc"
+        ),
+        BreakdownPlot(
+            "View: accuracy by transformation length", ("by_length",), "Acc", length_groups(), VIEW, "Acc"
+        ),
+        BreakdownPlot(
+            "View: accuracy by final camera",
+            ("by_camera",),
+            "Acc",
+            tuple(Choice(camera, CAMERA_LABELS[camera]) for camera in FINAL_CAMERAS),
+            VIEW,
+            "Acc",
+        ),
+    )
+
+    # --- the catalog ---------------------------------------------------------------------------
+
+    def summary(self, payload: dict[str, Any], ground_truth: dict[str, Any]) -> str:
+        count = len(ground_truth.get("transformations", ()))
+        return f"{count} transformation step{'s' if count != 1 else ''}"
+
+    item_figure_caption = (
+        'The initial objects from above, oriented like the Center camera: "behind" is down, "right" is right.'
+    )
+
+    def item_figure(self, payload: dict[str, Any]) -> str:
+        from benchmarks.trance.diagram import scene_diagram_svg
+
+        return scene_diagram_svg(payload["initial"]["objects"])
+
+    def truth_lines(self, ground_truth: dict[str, Any]) -> list[str]:
+        lines = []
+        for step in ground_truth.get("transformations", ()):
+            value = step["val"]
+            if step["attr"] == "position":
+                value = f"{value[0]} {value[1]}" + (f" ({step['type']})" if step.get("type") else "")
+            lines.append(f"object {step['obj_idx']}: {step['attr']} → {value}")
+        return lines
+
+    # --- scoring -------------------------------------------------------------------------------
+
+    def read_predictions(self, data: bytes, *, source: str = "") -> dict[str, Any]:
+        from evaluation.metrics import trance as metric
+
+        return {str(idx): steps for idx, steps in metric.parse_predictions(data, source=source).items()}
+
+    def score(self, task: ScoringTask):
+        from evaluation.metrics import trance as metric
+
+        predictions = {self.unit_id_type(key): steps for key, steps in task.answers.items()}
+        if task.setting == BASIC:
+            return metric.score_basic(task.records, predictions)
+        if task.setting == EVENT:
+            return metric.score_event(task.records, predictions)
+        cameras = task.options.get("cameras")
+        if cameras:
+            return metric.score_view(
+                task.records, predictions, {int(key): value for key, value in cameras.items()}
+            )
+        scored = metric.score_view(task.records, predictions, metric.view_cameras(task.records))
+        scored.params["cameras"] = "view_cameras(seed=0)"
+        return scored
+
+    def score_files(self, files: ScoringFiles):
+        from evaluation.metrics import trance as metric
+
+        return metric.score_file(
+            files.ground_truth,
+            files.predictions,
+            setting=files.setting,
+            gt_source=files.ground_truth_source,
+            predictions_source=files.predictions_source,
+        )
+
+    # --- reports -------------------------------------------------------------------------------
+
+    def report_columns(self) -> list[Column]:
+        columns = [
+            Column("Basic", label, BASIC, (label,), key)
+            for label, key in (
+                ("ObjAcc", "obj_correct"),
+                ("AttrAcc", "attr_correct"),
+                ("ValAcc", "pair_correct"),
+                ("Acc", "correct"),
+            )
+        ]
+        for setting, group in ((EVENT, "Event"), (VIEW, "View")):
+            distance = {"proportion": False, "lower_is_better": True, "upper_bound": None}
+            columns += [
+                Column(group, "AD", setting, ("AD",), "dist", **distance),
+                Column(group, "AND", setting, ("AND",), "norm_dist", **distance),
+                Column(group, "LAcc", setting, ("LAcc",), "loose_correct"),
+                Column(group, "Acc", setting, ("Acc",), "correct"),
+                Column(group, "EO", setting, ("EO",), None, lower_is_better=True),
+            ]
+        return columns
+
+    # --- agreement -----------------------------------------------------------------------------
+
+    answer_compared = "the step list, in order"
+
+    def answer_label(self, answer: Any) -> str:
+        """The step list, in order."""
+        return json.dumps([[step.get("obj_idx"), step.get("attr"), step.get("val")] for step in answer or []])
+
+    # --- demo ----------------------------------------------------------------------------------
+
+    demo_plan = DemoPlan(setting=EVENT, balance_by="length")
+
+    def demo(self, folder: Path, seed: int) -> DemoData:
+        from benchmarks.trance.generator import generate
+
+        generate(folder, count=DEMO_SAMPLES, seed=seed, workers=os.cpu_count() or 1)
+        return DemoData(
+            data=folder / "data.jsonl",
+            split="val",
+            source="generated by load_samples (generate_trance)",
+            images=folder,
+        )
+
+
+SPEC = TranceSpec()

@@ -1,0 +1,106 @@
+"""Which items a tester gets: drawn once per tester, reproducibly, in the database's light rows.
+
+A random draw is seeded by the plan's seed and the tester's name, so the same tester always
+gets the same items in the same order and two testers get different ones. A plan may balance
+the draw over a field the benchmark's trial offers (spread as evenly as the dataset allows),
+or give every tester the same fixed list.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from typing import Any
+
+from humantest.models import TestPlan
+from humantest.trials import trial_for
+
+
+class PlanProblem(ValueError):
+    """A plan that cannot give a tester their items (nothing is created)."""
+
+
+def tester_rng(plan: TestPlan, tester) -> random.Random:
+    # Seeded by the plan's seed and the tester, so each tester's draw is reproducible.
+    return random.Random(f"{plan.seed}:{tester.username}")
+
+
+def spread_evenly(groups: dict[Any, list], count: int, rng: random.Random) -> list:
+    """`count` entries drawn from `groups` with the group sizes as equal as the groups allow."""
+    pools = {key: rng.sample(values, len(values)) for key, values in groups.items()}
+    keys = sorted(pools, key=str)
+    chosen: list = []
+    while len(chosen) < count and any(pools.values()):
+        open_keys = [key for key in keys if pools[key]]
+        rng.shuffle(open_keys)
+        for key in open_keys:
+            if len(chosen) == count:
+                break
+            chosen.append(pools[key].pop())
+    return chosen
+
+
+def draw_rows(plan: TestPlan, items) -> list[dict[str, Any]]:
+    """Light rows of `items` for drawing: pk, external_id and the fields the benchmark reads."""
+    fields = trial_for(plan.dataset.benchmark).draw_fields(plan.balance_by)
+    paths = ["pk", "external_id", *fields.values()]
+    names = ["pk", "external_id", *fields]
+    return [
+        dict(zip(names, values, strict=True))
+        for values in items.values_list(*paths).iterator(chunk_size=5000)
+    ]
+
+
+def candidate_units(plan: TestPlan, rng: random.Random) -> list[tuple[dict[str, Any], int]]:
+    """The (row, question) pairs a tester may be given, in the plan's order (file order if random)."""
+    trial = trial_for(plan.dataset.benchmark)
+    items = plan.dataset.items.order_by("position")
+    if plan.draw == TestPlan.Draw.FIXED:
+        by_id = {
+            row["external_id"]: row for row in draw_rows(plan, items.filter(external_id__in=plan.fixed_items))
+        }
+        missing = [value for value in plan.fixed_items if value not in by_id]
+        if missing:
+            raise PlanProblem(f"fixed_items: no item {', '.join(map(str, missing[:5]))} in {plan.dataset}")
+        chosen = [by_id[value] for value in plan.fixed_items]
+    else:
+        practice = set(plan.practice_items)
+        chosen = [
+            row
+            for row in draw_rows(plan, trial.drawable(items))
+            if row["external_id"] not in practice and trial.eligible(row, plan.setting)
+        ]
+    # One question per item (an image may hold several): a tester never sees an item twice.
+    return [(row, rng.randrange(trial.parts(row)) if trial.parts(row) > 1 else 0) for row in chosen]
+
+
+def draw_units(plan: TestPlan, tester) -> list[tuple[int, int, dict[str, Any]]]:
+    """The tester's test items in order: (item pk, part, context), reproducible for plan and tester."""
+    trial = trial_for(plan.dataset.benchmark)
+    rng = tester_rng(plan, tester)
+    candidates = candidate_units(plan, rng)
+    balance = trial.balance_fields.get(plan.balance_by)
+    if plan.draw == TestPlan.Draw.FIXED:
+        units = candidates
+    elif balance is not None and balance.of_items:
+        groups: dict[Any, list] = defaultdict(list)
+        for row, part in candidates:
+            groups[trial.balance_value(row, plan.balance_by, part)].append((row, part))
+        units = spread_evenly(groups, plan.items_per_tester, rng)
+        rng.shuffle(units)
+    else:
+        units = rng.sample(candidates, min(plan.items_per_tester, len(candidates)))
+    if not units:
+        raise PlanProblem(f"{plan.dataset} has no items this plan can show")
+    contexts = trial.contexts(plan.setting, len(units), plan.balance_by, rng)
+    return [(row["pk"], part, context) for (row, part), context in zip(units, contexts, strict=True)]
+
+
+def practice_units(plan: TestPlan) -> list[tuple[int, int, dict[str, Any]]]:
+    trial = trial_for(plan.dataset.benchmark)
+    by_id = dict(
+        plan.dataset.items.filter(external_id__in=plan.practice_items).values_list("external_id", "pk")
+    )
+    pks = [by_id[value] for value in plan.practice_items if value in by_id]
+    contexts = trial.contexts(plan.setting, len(pks), "", random.Random(plan.seed))
+    return [(pk, 0, context) for pk, context in zip(pks, contexts, strict=True)]

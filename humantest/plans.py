@@ -1,0 +1,95 @@
+"""Making test plans: what a plan's choices must satisfy, and the one service that creates a plan.
+
+The form, the API and the demo loader all create plans through `create_test_plan`, so the same
+rules hold whichever way a plan is made. Plans are not edited once made (a copy is made
+instead), so every tester of a plan answers under the same conditions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from django.db import transaction
+
+from humantest.models import PLAN_CHOICES, TestPlan
+from humantest.trials import NoTrial, trial_for
+
+
+class PlanRefused(ValueError):
+    """A plan whose choices break a rule; `problems` maps each field to what is wrong with it."""
+
+    def __init__(self, problems: dict[str, str]) -> None:
+        super().__init__("; ".join(f"{field}: {message}" for field, message in problems.items()))
+        self.problems = problems
+
+
+def plan_problems(
+    *,
+    dataset,
+    setting: str,
+    balance_by: str,
+    draw: str,
+    practice_items: list[str],
+    fixed_items: list[str],
+    row_label: str = "Human",
+) -> dict[str, str]:
+    """What is wrong with a plan's choices, by field (empty when it can be created)."""
+    spec = dataset.spec
+    try:
+        trial = trial_for(dataset.benchmark)
+    except NoTrial as problem:
+        return {"dataset": str(problem)}
+    problems: dict[str, str] = {}
+    if setting_problem := trial.setting_problem(setting):
+        problems["setting"] = setting_problem
+    balance = trial.balance_fields.get(balance_by)
+    if balance_by and balance is None:
+        offered = ", ".join(trial.balance_fields) or "nothing"
+        problems["balance_by"] = f"{spec.title} items can be balanced by {offered}, not {balance_by!r}"
+    elif balance is not None and balance.setting and setting != balance.setting:
+        problems["balance_by"] = f"balancing by {balance.label.lower()} needs the setting {balance.setting!r}"
+    if dataset_problem := trial.dataset_problem(dataset):
+        problems["dataset"] = dataset_problem
+    known = set(
+        dataset.items.filter(external_id__in=[*practice_items, *fixed_items]).values_list(
+            "external_id", flat=True
+        )
+    )
+    for field, values in (("practice_items", practice_items), ("fixed_items", fixed_items)):
+        missing = [value for value in values if value not in known]
+        if missing:
+            problems[field] = f"no item {', '.join(missing[:5])} in {dataset}"
+    if draw == TestPlan.Draw.FIXED and not fixed_items:
+        problems["fixed_items"] = "a fixed draw needs its list of item ids"
+    if TestPlan.objects.filter(dataset=dataset, setting=setting, row_label=row_label).exists():
+        problems["row_label"] = (
+            f"another plan on {dataset} already reports its testers as {row_label!r}: choose another row label"
+        )
+    return problems
+
+
+def create_test_plan(*, created_by, testers: Iterable[Any] = (), **choices: Any) -> TestPlan:
+    """A new test plan inviting `testers`; PlanRefused (nothing created) when a choice breaks a rule.
+
+    `choices` are the plan's fields a researcher chooses (`PLAN_CHOICES`, testers aside).
+    """
+    unknown = set(choices) - set(PLAN_CHOICES)
+    if unknown:
+        raise TypeError(f"not a plan choice: {', '.join(sorted(unknown))}")
+    plan = TestPlan(created_by=created_by, **choices)
+    problems = plan_problems(
+        dataset=plan.dataset,
+        setting=plan.setting,
+        balance_by=plan.balance_by,
+        draw=plan.draw,
+        practice_items=plan.practice_items,
+        fixed_items=plan.fixed_items,
+        row_label=plan.row_label,
+    )
+    if problems:
+        raise PlanRefused(problems)
+    with transaction.atomic():
+        plan.save()
+        plan.testers.set(testers)
+    return plan

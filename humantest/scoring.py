@@ -1,0 +1,162 @@
+"""Scores of human tests: each trial scored by its benchmark's metric, and the submissions they feed.
+
+A tester's finished test trials become the Predictions of their own Submission (origin "test
+session"), which is pooled into the plan's Submission (origin "test plan"): the report's Human
+row. Every write to submissions and predictions goes through `evaluation.services`, the one
+scoring writer; this module decides what to write.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from django.db import transaction
+
+from evaluation import services as evaluation
+from evaluation.metrics.scored import Scored
+from evaluation.models import Submission
+from humantest.models import TestPlan, TestSession, Trial
+from humantest.trials import TrialUnit, trial_for
+
+
+def unit_for(trial: Trial) -> TrialUnit:
+    return TrialUnit(
+        item=trial.item,
+        part=trial.part,
+        context={**trial.context, "setting": trial.session.plan.setting},
+        key=trial.pk,
+    )
+
+
+def score_one(trial: Trial, answer: Any) -> dict[str, Any]:
+    """The metric's row for one trial's answer (None: no answer, as when time ran out)."""
+    unit = unit_for(trial)
+    scored = trial_for(trial.item.dataset.benchmark).score(
+        trial.session.plan.setting, [unit], {} if answer is None else {unit.key: answer}
+    )
+    return scored.items[0]
+
+
+# --- the submissions a plan feeds ------------------------------------------------------------------
+
+
+def ensure_plan_pool(plan: TestPlan) -> Submission:
+    """The plan's pooled submission (the report's Human row), made when first needed.
+
+    The plan's row is locked while it is looked up, so two testers starting at once make one.
+    """
+    with transaction.atomic():
+        plan = (
+            TestPlan.objects.select_for_update(of=("self",))
+            .select_related("dataset", "pooled_submission")
+            .get(pk=plan.pk)
+        )
+        if plan.pooled_submission is not None:
+            return plan.pooled_submission
+        pool = evaluation.create_submission(
+            dataset=plan.dataset,
+            name=plan.row_label,
+            producer=Submission.Producer.HUMAN,
+            origin=Submission.Origin.TEST_PLAN,
+            setting=plan.setting,
+            source=f"test plan {plan.pk} (pooled)",
+            parameters={"plan": plan.pk},
+            created_by=plan.created_by,
+        )
+        TestPlan.objects.filter(pk=plan.pk).update(pooled_submission=pool)
+    return pool
+
+
+def create_session_submission(plan: TestPlan, tester) -> Submission:
+    return evaluation.create_submission(
+        dataset=plan.dataset,
+        name=f"{plan.row_label} · {tester.username}",
+        producer=Submission.Producer.HUMAN,
+        origin=Submission.Origin.TEST_SESSION,
+        setting=plan.setting,
+        source=f"test plan {plan.pk}",
+        parameters={"plan": plan.pk, "tester": tester.username},
+        pool=ensure_plan_pool(plan),
+        created_by=tester,
+    )
+
+
+def ensure_session_submission(session: TestSession) -> Submission:
+    """The session's submission; remade, with every finished trial in it, if it was deleted.
+
+    A researcher may delete a tester's submission while the tester is still answering: the trials
+    keep every answer, so the submission is rebuilt from them instead of failing the next answer.
+    """
+    if session.submission_id is not None:
+        return session.submission
+    submission = create_session_submission(session.plan, session.tester)
+    TestSession.objects.filter(pk=session.pk).update(submission=submission)
+    session.submission = submission
+    for trial in finished_test_trials(session=session):
+        record_prediction(trial, submission)
+    return submission
+
+
+def record_prediction(trial: Trial, submission: Submission) -> None:
+    trial_type = trial_for(trial.item.dataset.benchmark)
+    answer = None if trial.answer is None else trial_type.stored_answer(unit_for(trial), trial.answer)
+    evaluation.record_prediction(
+        submission=submission, item_id=trial.item_id, part=trial.part, answer=answer, score=trial.result
+    )
+
+
+def store_prediction(trial: Trial) -> None:
+    """A finished test trial becomes its Prediction; the summaries are refreshed after commit."""
+    if trial.phase != Trial.Phase.TEST:
+        return
+    session = trial.session
+    record_prediction(trial, ensure_session_submission(session))
+    from humantest.tasks import schedule_pooled, summarize_session
+
+    plan_pk, session_pk = session.plan_id, session.pk
+    transaction.on_commit(lambda: summarize_session.delay(session_pk))
+    transaction.on_commit(lambda: schedule_pooled(plan_pk))
+
+
+# --- summaries -------------------------------------------------------------------------------------
+
+
+def finished_test_trials(**filters):
+    return (
+        Trial.objects.filter(
+            phase=Trial.Phase.TEST, status__in=(Trial.Status.ANSWERED, Trial.Status.TIMED_OUT)
+        )
+        .filter(**filters)
+        .select_related("session__plan", "item__dataset", "item__scene")
+        .order_by("session_id", "position")
+    )
+
+
+def score_trials(plan: TestPlan, trials: list[Trial]) -> Scored:
+    units = [unit_for(trial) for trial in trials]
+    answers = {trial.pk: trial.answer for trial in trials if trial.answer is not None}
+    scored = trial_for(plan.dataset.benchmark).score(plan.setting, units, answers)
+    # A trial without an answer timed out: the tables count it as wrong, it is not a problem.
+    return dataclasses.replace(scored, problems=[])
+
+
+def summarize_session(session: TestSession) -> None:
+    trials = list(finished_test_trials(session=session))
+    if not trials or session.submission_id is None:
+        return
+    evaluation.store_summary(submission=session.submission, scored=score_trials(session.plan, trials))
+
+
+def summarize_plan(plan: TestPlan) -> Submission | None:
+    """The pooled human row: every finished test trial of every tester, scored together."""
+    trials = list(finished_test_trials(session__plan=plan))
+    if not trials:
+        return None
+    scored = score_trials(plan, trials)
+    pool = ensure_plan_pool(plan)
+    # Every tester's submission counts in the pool, also when the pool was made again after a deletion.
+    evaluation.join_pool(
+        pool=pool, members=plan.sessions.exclude(submission=None).values_list("submission_id", flat=True)
+    )
+    return evaluation.store_summary(submission=pool, scored=scored)

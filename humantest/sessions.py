@@ -1,0 +1,106 @@
+"""A tester's session on a plan: created with its drawn trials, practice rounds, start, pause, finish."""
+
+from __future__ import annotations
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from humantest.drawing import draw_units, practice_units
+from humantest.models import TestPlan, TestSession, Trial
+from humantest.scoring import create_session_submission
+
+
+class TrialClosed(Exception):
+    """The trial (or the round) is not open for answers any more."""
+
+
+def start_session(plan: TestPlan, tester) -> TestSession:
+    """The tester's session on `plan`, created with its drawn trials on the first call."""
+    existing = TestSession.objects.filter(plan=plan, tester=tester).first()
+    if existing:
+        return existing
+    units = draw_units(plan, tester)
+    try:
+        return create_session(plan, tester, units)
+    except IntegrityError:
+        # The same tester opened the test twice at once: the other request made the session.
+        return TestSession.objects.get(plan=plan, tester=tester)
+
+
+def create_session(plan: TestPlan, tester, units) -> TestSession:
+    with transaction.atomic():
+        session = TestSession.objects.create(
+            plan=plan, tester=tester, submission=create_session_submission(plan, tester)
+        )
+        Trial.objects.bulk_create(
+            [
+                Trial(session=session, item_id=item_pk, part=part, context=context, position=index)
+                for index, (item_pk, part, context) in enumerate(units)
+            ]
+        )
+    return session
+
+
+def start_practice(session: TestSession) -> TestSession:
+    """A new practice round over the plan's practice items (as many rounds as the tester wants)."""
+    if session.status not in (TestSession.Status.BRIEF, TestSession.Status.PRACTICE):
+        raise TrialClosed("practice is over once the test has started")
+    units = practice_units(session.plan)
+    if not units:
+        raise TrialClosed("this plan has no practice items")
+    with transaction.atomic():
+        session.practice_round += 1
+        session.status = TestSession.Status.PRACTICE
+        session.save(update_fields=["practice_round", "status"])
+        Trial.objects.bulk_create(
+            [
+                Trial(
+                    session=session,
+                    item_id=item_pk,
+                    part=part,
+                    context=context,
+                    position=index,
+                    phase=Trial.Phase.PRACTICE,
+                    round=session.practice_round,
+                )
+                for index, (item_pk, part, context) in enumerate(units)
+            ]
+        )
+    return session
+
+
+def begin_test(session: TestSession) -> TestSession:
+    if session.status in (TestSession.Status.BRIEF, TestSession.Status.PRACTICE):
+        session.status = TestSession.Status.RUNNING
+        session.started_at = timezone.now()
+        session.save(update_fields=["status", "started_at"])
+    return session
+
+
+def pause(session: TestSession) -> TestSession:
+    if session.status == TestSession.Status.RUNNING:
+        session.status = TestSession.Status.PAUSED
+        session.save(update_fields=["status"])
+    return session
+
+
+def resume(session: TestSession) -> TestSession:
+    if session.status == TestSession.Status.PAUSED:
+        session.status = TestSession.Status.RUNNING
+        session.save(update_fields=["status"])
+    return session
+
+
+def finish_session(session: TestSession) -> None:
+    TestSession.objects.filter(pk=session.pk).exclude(status=TestSession.Status.FINISHED).update(
+        status=TestSession.Status.FINISHED, finished_at=timezone.now()
+    )
+    session.refresh_from_db(fields=["status", "finished_at"])
+
+
+def open_trials(session: TestSession):
+    if session.status == TestSession.Status.PRACTICE:
+        trials = session.trials.filter(phase=Trial.Phase.PRACTICE, round=session.practice_round)
+    else:
+        trials = session.trials.filter(phase=Trial.Phase.TEST)
+    return trials.filter(status__in=(Trial.Status.WAITING, Trial.Status.SERVED)).order_by("position")

@@ -1,0 +1,91 @@
+"""The registry finds every benchmark's spec; each spec declares what the apps need."""
+
+import inspect
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchmarks import registry
+from benchmarks.spec import OFFICIAL, BenchmarkSpec
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_four_benchmarks_are_found_by_their_packages_in_title_order():
+    assert registry.names() == ["clevrref", "cric", "stevqa", "trance"]
+    assert [title for _, title in registry.choices()] == ["CLEVR-Ref+", "CRIC", "STE-VQA", "TRANCE"]
+
+
+@pytest.mark.parametrize(
+    ("alias", "name"),
+    [("STE-VQA", "stevqa"), (" est-vqa ", "stevqa"), ("CLEVR-Ref+", "clevrref"), ("Trance", "trance")],
+)
+def test_names_and_aliases_lead_to_one_spec(alias, name):
+    assert registry.canonical_name(alias) == name
+    assert registry.get(alias) is registry.get(name)
+
+
+def test_an_unknown_name_is_refused_with_the_known_ones():
+    with pytest.raises(registry.UnknownBenchmark, match="expected one of clevrref, cric, stevqa, trance"):
+        registry.get("vqa2")
+
+
+@pytest.mark.parametrize("name", ["clevrref", "cric", "stevqa", "trance"])
+def test_every_spec_declares_what_the_apps_ask(name):
+    spec = registry.get(name)
+    assert spec.title and spec.formats.FILE_DESCRIPTION and spec.extensions
+    for function in ("prepare", "parse", "to_official", "serialize"):
+        assert callable(getattr(spec.formats, function))
+    assert spec.report_columns() and spec.plots
+    assert OFFICIAL in [choice.value for choice in spec.variants]
+    assert spec.setting_problem(spec.settings[0].value) is None
+    assert spec.setting_problem("no-such-setting").startswith(spec.title)
+    assert spec.trial and spec.region_kind in ("", "box", "quadrilateral", "mask")
+    # Every method a spec overrides keeps the base class's signature.
+    for attribute, value in vars(type(spec)).items():
+        if inspect.isfunction(value) and hasattr(BenchmarkSpec, attribute):
+            base = getattr(BenchmarkSpec, attribute)
+            assert (
+                value.__code__.co_varnames[: value.__code__.co_argcount]
+                == base.__code__.co_varnames[: base.__code__.co_argcount]
+            ), attribute
+
+
+def test_setting_messages_say_what_to_choose():
+    assert registry.get("trance").setting_problem("") == "TRANCE needs a setting: basic, event or view"
+    assert registry.get("cric").setting_problem("event") == (
+        "CRIC has no settings: leave the setting empty (got 'event')"
+    )
+    assert (
+        registry.get("cric").variant_problem("paper") == "CRIC has the metric variant official, not 'paper'"
+    )
+
+
+def test_a_spec_can_be_registered_and_removed_in_process():
+    from tests.dotcount.spec import SPEC
+
+    registry.register(SPEC)
+    try:
+        assert registry.get("dot-count") is SPEC and "dotcount" in registry.names()
+    finally:
+        registry.unregister("dotcount")
+    assert "dotcount" not in registry.names()
+    with pytest.raises(registry.UnknownBenchmark):
+        registry.get("dot-count")
+
+
+def test_a_benchmark_outside_the_package_is_loaded_from_the_environment():
+    code = "from benchmarks import registry; print(' '.join(registry.names()))"
+    environment = {**os.environ, registry.PLUGINS_VARIABLE: "tests.dotcount.spec"}
+    shown = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=environment, capture_output=True, text=True
+    )
+    assert shown.stdout.split() == ["clevrref", "cric", "dotcount", "stevqa", "trance"], shown.stderr
+
+
+def test_a_module_without_a_spec_is_refused():
+    with pytest.raises(TypeError, match="declares no SPEC"):
+        registry.spec_from_module("benchmarks.records")
