@@ -26,7 +26,7 @@ HUMAN_PRODUCERS = (Submission.Producer.HUMAN, Submission.Producer.ANNOTATOR)
 #: How the page and the command name each statistic.
 NAMES = {
     "percent_agreement": "percent agreement",
-    "krippendorff_alpha": "Krippendorff's alpha",
+    "krippendorff_alpha_nominal": "Krippendorff's alpha (nominal)",
     "fleiss_kappa": "Fleiss' kappa",
     "pairwise_text_similarity": "answer text similarity (edit distance, case-folded; not the metric's score)",
     "pairwise_polygon_iou": "region IoU (true polygon union; not the metric's score)",

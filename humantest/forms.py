@@ -49,6 +49,9 @@ class IdListField(forms.CharField):
 
 
 class TestPlanForm(forms.ModelForm):
+    """A plan's choices. `clean` names every broken plan rule beside its field, together with the
+    fields' own errors; `plans.create_test_plan`, which the view calls, keeps the same rules."""
+
     setting = forms.ChoiceField(choices=setting_choices, required=False)
     balance_by = forms.ChoiceField(choices=balance_choices, required=False)
     practice_items = IdListField(
@@ -91,5 +94,6 @@ class TestPlanForm(forms.ModelForm):
             row_label=data.get("row_label") or "Human",
         )
         for field, message in problems.items():
-            self.add_error(field, message)
+            if field not in self.errors:
+                self.add_error(field, message)
         return data

@@ -2,12 +2,14 @@ from django.contrib.auth import get_user_model
 from rest_framework import serializers
 
 from accounts.roles import TESTER
-from humantest import plans
 from humantest.models import PLAN_CHOICES, TestPlan
 
 
 class TestPlanSerializer(serializers.ModelSerializer):
-    """A test plan. POST one to invite testers; its results and trials have their own endpoints."""
+    """A test plan. POST one to invite testers; its results and trials have their own endpoints.
+
+    The plan's rules are checked when it is made (`plans.create_test_plan`), each broken one
+    answered with a 400 naming its field."""
 
     __test__ = False  # not a pytest test class
 
@@ -26,17 +28,3 @@ class TestPlanSerializer(serializers.ModelSerializer):
         model = TestPlan
         fields = ["id", *PLAN_CHOICES, "pooled_submission", "created_by", "created_at"]
         read_only_fields = ["id", "pooled_submission", "created_by", "created_at"]
-
-    def validate(self, data):
-        problems = plans.plan_problems(
-            dataset=data["dataset"],
-            setting=data.get("setting", ""),
-            balance_by=data.get("balance_by", ""),
-            draw=data.get("draw", TestPlan.Draw.RANDOM),
-            practice_items=data.get("practice_items", []),
-            fixed_items=data.get("fixed_items", []),
-            row_label=data.get("row_label", "Human"),
-        )
-        if problems:
-            raise serializers.ValidationError({field: [message] for field, message in problems.items()})
-        return data

@@ -66,6 +66,12 @@ def test_testers_are_the_raters_and_the_pooled_row_is_not(
     shown = page.context["agreement"]
     assert shown[0]["name"] == "percent agreement" and shown[0]["value"] == pytest.approx(2 / 3)
     assert shown[0]["items"] == 3 and shown[0]["raters"] == 2
+    # Named for people; a step list has no free text or region, so no text similarity or region IoU.
+    assert [row["name"] for row in shown] == [
+        "percent agreement",
+        "Krippendorff's alpha (nominal)",
+        "Fleiss' kappa",
+    ]
     assert "Agreement between testers" in page.content.decode()
 
 
