@@ -15,7 +15,7 @@ from playwright.sync_api import expect
 from accounts.roles import sync_roles
 from benchmarks import registry
 from humantest.models import TestPlan, TestSession, Trial
-from tests.e2e.conftest import log_in
+from tests.e2e.conftest import for_docs, log_in
 from yardstick.management.commands.load_samples import (
     DEMO_USERS,
     create_demo_plan,
@@ -98,4 +98,4 @@ def test_stevqa_report_shows_a_model_row_and_the_demo_testers_human_row(page, sc
     expect(rows.nth(1).locator("td").nth(clc_all)).to_contain_text(f"n={plan.items_per_tester}")
     expect(rows.nth(0).locator("td").nth(clc_all)).to_contain_text(f"n={dataset.unit_count}")
     expect(page.locator("#submissions")).to_contain_text(f"{dataset.unit_count} of {dataset.unit_count}")
-    screenshot("report-stevqa")
+    for_docs(screenshot("report-stevqa"))
