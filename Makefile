@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 RUN_PACKAGES := fonts-wqy-microhei fonts-dejavu-core
-TEST_PACKAGES := $(RUN_PACKAGES) chromium postgresql
+TEST_PACKAGES := $(RUN_PACKAGES) chromium postgresql redis-server
 PG_URL = $(shell scripts/test-postgres.sh url)
 
 .PHONY: run test test-sqlite test-postgres screenshots lint format perf clean system-run system-test
@@ -20,8 +20,10 @@ test: $(VENV)/.test-installed node_modules/.installed system-test lint
 	$(MAKE) --no-print-directory test-sqlite
 	$(MAKE) --no-print-directory test-postgres
 
+# The fault tests run a real Celery worker on a real Redis broker (scripts/test-redis.sh).
 test-sqlite: $(VENV)/.test-installed
-	$(PY) -m pytest
+	scripts/test-redis.sh start
+	YARDSTICK_TEST_REDIS_URL=$$(scripts/test-redis.sh url) $(PY) -m pytest
 
 test-postgres: $(VENV)/.test-installed
 	scripts/test-postgres.sh start
@@ -71,4 +73,5 @@ node_modules/.installed: package.json package-lock.json
 
 clean:
 	scripts/test-postgres.sh stop
+	scripts/test-redis.sh stop
 	rm -rf var .pytest_cache

@@ -28,3 +28,13 @@ class SceneAdmin(admin.ModelAdmin):
 class ImportJobAdmin(admin.ModelAdmin):
     list_display = ("name", "benchmark", "status", "created_by", "created_at", "finished_at")
     list_filter = ("status", "benchmark")
+    # Uploads are private (no URL) and belong to the job's run: shown by name, never edited here.
+    exclude = ("upload", "scenes_upload", "images_upload")
+    readonly_fields = ("uploaded_files",)
+
+    @admin.display(description="Uploaded files (removed when the job ends)")
+    def uploaded_files(self, job: ImportJob) -> str:
+        return (
+            ", ".join(upload.name for upload in (job.upload, job.scenes_upload, job.images_upload) if upload)
+            or "–"
+        )

@@ -1,6 +1,7 @@
 from django import forms
 
 from benchmarks import registry
+from benchmarks.storage import check_upload_size
 
 
 class ImportForm(forms.Form):
@@ -8,11 +9,14 @@ class ImportForm(forms.Form):
     name = forms.CharField(max_length=200)
     split = forms.CharField(max_length=50, required=False, help_text="train, val, test... (optional)")
     version = forms.CharField(max_length=50, initial="1")
-    file = forms.FileField(help_text="The official file: JSON list, data.jsonl, or refexp JSON.")
-    scenes = forms.FileField(required=False)
+    file = forms.FileField(
+        help_text="The official file: JSON list, data.jsonl, or refexp JSON.", validators=[check_upload_size]
+    )
+    scenes = forms.FileField(required=False, validators=[check_upload_size])
     images = forms.FileField(
         required=False,
         help_text="A zip of the images the file references. Leave empty to import for scoring only.",
+        validators=[check_upload_size],
     )
 
     def __init__(self, *args, **kwargs):

@@ -15,6 +15,7 @@ from django.db import models
 
 from benchmarks import registry
 from benchmarks.spec import BenchmarkSpec
+from benchmarks.storage import uploads
 
 
 class BenchmarkNamed:
@@ -141,9 +142,12 @@ class ImportJob(BenchmarkNamed, models.Model):
     name = models.CharField(max_length=200)
     split = models.CharField(max_length=50, blank=True, default="")
     version = models.CharField(max_length=50, default="1")
-    upload = models.FileField(upload_to="imports/%Y/%m/")
-    scenes_upload = models.FileField(upload_to="imports/%Y/%m/", blank=True)
-    images_upload = models.FileField(upload_to="imports/%Y/%m/", blank=True, help_text="A zip of the images.")
+    # Kept outside the media folder (benchmarks/storage.py) and removed when the job ends.
+    upload = models.FileField(upload_to="imports/%Y/%m/", storage=uploads)
+    scenes_upload = models.FileField(upload_to="imports/%Y/%m/", storage=uploads, blank=True)
+    images_upload = models.FileField(
+        upload_to="imports/%Y/%m/", storage=uploads, blank=True, help_text="A zip of the images."
+    )
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     stage = models.CharField(max_length=100, blank=True, default="")
     done = models.PositiveIntegerField(default=0)
@@ -154,6 +158,7 @@ class ImportJob(BenchmarkNamed, models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="import_jobs"
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True, help_text="When a worker took the job.")
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

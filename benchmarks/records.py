@@ -10,6 +10,8 @@ fault, so that an import either loads a whole file or nothing.
 from __future__ import annotations
 
 import gc
+import re
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -19,6 +21,10 @@ import orjson
 
 #: How many record errors a FormatError message spells out before summarising the rest.
 ERRORS_SHOWN = 50
+#: How many errors a file's error list keeps in full; the rest are only counted, by field.
+ERRORS_KEPT = 1000
+#: How many lines of errors an import job, an API answer or a page keeps (summary included).
+ERRORS_STORED = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,18 +39,91 @@ class RecordError:
         return f"{self.record}: {self.field}: {self.message}"
 
 
-class FormatError(ValueError):
-    """A file that cannot be loaded, with every bad record listed."""
+class RecordErrors:
+    """The errors found in one file: the first `keep` in full, every one counted, by field.
 
-    def __init__(self, errors: list[RecordError], *, source: str = "") -> None:
-        self.errors = errors
+    A file of a million empty records has millions of faults; keeping them all would take
+    gigabytes and make pages nobody can read. `len()` is the number of faults found; iterating
+    gives the kept ones, in the order found.
+    """
+
+    __slots__ = ("by_field", "kept", "keep", "last_record", "records", "total")
+
+    def __init__(self, errors: Iterable[RecordError] = (), *, keep: int = ERRORS_KEPT) -> None:
+        self.kept: list[RecordError] = []
+        self.keep = keep
+        self.total = 0
+        self.records = 0
+        self.last_record: str | None = None
+        self.by_field: Counter[str] = Counter()
+        self.extend(errors)
+
+    def append(self, error: RecordError) -> None:
+        self.total += 1
+        if error.record != self.last_record:
+            self.records += 1
+            self.last_record = error.record
+        self.by_field[INDEX.sub("[]", error.field)] += 1
+        if len(self.kept) < self.keep:
+            self.kept.append(error)
+
+    def extend(self, errors: Iterable[RecordError]) -> None:
+        for error in errors:
+            self.append(error)
+
+    def __len__(self) -> int:
+        return self.total
+
+    def __bool__(self) -> bool:
+        return self.total > 0
+
+    def __iter__(self) -> Iterator[RecordError]:
+        return iter(self.kept)
+
+    def __getitem__(self, index):
+        return self.kept[index]
+
+    def __eq__(self, other: object) -> bool:
+        """Equal to a list holding the same faults (all of them kept)."""
+        if isinstance(other, RecordErrors):
+            other = other.kept if other.total == len(other.kept) else None
+        return isinstance(other, list) and self.total == len(self.kept) and self.kept == other
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"RecordErrors({self.kept!r}, total={self.total})"
+
+
+#: Element indices in a field's path, folded when faults are counted by field ("objects[3].color").
+INDEX = re.compile(r"\[\d+\]")
+
+
+class FormatError(ValueError):
+    """A file that cannot be loaded, with every bad record listed (the first thousand in full)."""
+
+    def __init__(self, errors: Iterable[RecordError], *, source: str = "") -> None:
+        self.errors = errors if isinstance(errors, RecordErrors) else RecordErrors(errors)
         self.source = source
         super().__init__(self.describe())
+
+    def summary(self, limit: int = ERRORS_STORED) -> list[str]:
+        """Lines to keep or send: the first faults with their places, then counts by field."""
+        errors = self.errors
+        if len(errors) <= limit:
+            return [str(error) for error in errors]
+        shown = [str(error) for error in errors[: limit - 2]]
+        by_field = ", ".join(f"{field} ({count})" for field, count in errors.by_field.most_common(20))
+        return [
+            *shown,
+            f"... and {len(errors) - len(shown)} more problems in {errors.records} records in all",
+            f"problems by field: {by_field}",
+        ]
 
     def describe(self, limit: int = ERRORS_SHOWN) -> str:
         where = f"{self.source}: " if self.source else ""
         count = len(self.errors)
-        records = len({error.record for error in self.errors})
+        records = self.errors.records
         lines = [
             f"{where}{count} problem{'s' if count != 1 else ''} in {records} record{'s' if records != 1 else ''}, "
             "nothing was loaded"
@@ -108,7 +187,7 @@ class RecordChecker:
 
     __slots__ = ("errors", "label")
 
-    def __init__(self, errors: list[RecordError], label: str) -> None:
+    def __init__(self, errors: list[RecordError] | RecordErrors, label: str) -> None:
         self.errors = errors
         self.label = label
 
@@ -261,7 +340,7 @@ def load_json(data: bytes, *, source: str) -> Any:
 def load_json_lines(data: bytes, *, source: str) -> list[tuple[str, Any]]:
     """Parse JSON Lines into (label, value) pairs; blank lines are skipped, bad lines all reported."""
     values: list[tuple[str, Any]] = []
-    errors: list[RecordError] = []
+    errors = RecordErrors()
     for number, line in enumerate(data.splitlines(), start=1):
         if not line.strip():
             continue
@@ -279,7 +358,7 @@ def load_json_lines(data: bytes, *, source: str) -> list[tuple[str, Any]]:
 def iter_converted(
     labelled: Iterable[tuple[str, Any]],
     convert: Callable[[Any, RecordChecker], Converted | None],
-    errors: list[RecordError],
+    errors: RecordErrors,
     *,
     id_field: str = "id",
 ) -> Iterator[Converted]:
@@ -317,7 +396,7 @@ def convert_records(
     Returns the records only when every one is good; otherwise raises one FormatError listing
     every fault of every record.
     """
-    errors: list[RecordError] = []
+    errors = RecordErrors()
     records = list(iter_converted(labelled, convert, errors, id_field=id_field))
     if errors:
         raise FormatError(errors, source=source)
@@ -373,7 +452,7 @@ def check_unique(
     source: str,
 ) -> list[dict[str, Any]]:
     """Check plain records (predictions, say) one by one; every fault and repeated id in one FormatError."""
-    errors: list[RecordError] = []
+    errors = RecordErrors()
     records: list[dict[str, Any]] = []
     first_seen: dict[Any, str] = {}
     for label, raw in labelled:

@@ -3,6 +3,7 @@ from rest_framework import serializers
 from benchmarks import registry
 from benchmarks.models import Dataset, ImportJob, Item
 from benchmarks.selectors import job_progress
+from benchmarks.storage import check_upload_size
 
 
 class DatasetSerializer(serializers.ModelSerializer):
@@ -40,9 +41,13 @@ class ImportJobSerializer(serializers.ModelSerializer):
     """An import job: POST the official file (multipart) to start one, GET it to follow it."""
 
     benchmark = serializers.ChoiceField(choices=[])
-    upload = serializers.FileField(write_only=True, help_text="The official file.")
-    scenes_upload = serializers.FileField(write_only=True, required=False)
-    images_upload = serializers.FileField(write_only=True, required=False, help_text="A zip of the images.")
+    upload = serializers.FileField(
+        write_only=True, help_text="The official file.", validators=[check_upload_size]
+    )
+    scenes_upload = serializers.FileField(write_only=True, required=False, validators=[check_upload_size])
+    images_upload = serializers.FileField(
+        write_only=True, required=False, help_text="A zip of the images.", validators=[check_upload_size]
+    )
     progress = serializers.SerializerMethodField()
     dataset = serializers.PrimaryKeyRelatedField(read_only=True)
 

@@ -11,8 +11,11 @@ import logging
 import os
 import shutil
 import tempfile
+import threading
+import time
 import zipfile
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
@@ -29,6 +32,7 @@ from benchmarks.records import (
     CatalogRecord,
     FormatError,
     RecordError,
+    RecordErrors,
     SceneRecord,
     iter_converted,
     parse_prepared,
@@ -60,6 +64,7 @@ def import_dataset(
     version: str = "1",
     source: str = "",
     images_dir: Path | None = None,
+    images_label: str = "",
     scenes_data: bytes | None = None,
     scenes_source: str = "",
     created_by=None,
@@ -68,6 +73,7 @@ def import_dataset(
     """Load one official file (and optionally its scenes and images) as a new Dataset.
 
     Raises FormatError listing every bad record, or ImportRefused; in both cases nothing changed.
+    `images_label` names the images in messages (default: the folder's path).
     """
     spec = registry.get(benchmark)
     benchmark, module = spec.name, spec.formats
@@ -87,7 +93,7 @@ def import_dataset(
     total = len(prepared.labelled)
     if not total:
         raise ImportRefused(f"{source or 'the file'} holds no records")
-    errors: list[RecordError] = []
+    errors = RecordErrors()
     scenes_meta: dict = {}
     scenes: list[SceneRecord] = []
     files: dict[str, Path] = {}
@@ -105,7 +111,7 @@ def import_dataset(
             if scene_errors:
                 raise FormatError(scene_errors, source=source)
         if images_dir is not None:
-            files = locate_media(Path(images_dir), records, scenes, source=source)
+            files = locate_media(Path(images_dir), records, scenes, source=source, label=images_label)
 
     dataset = Dataset(
         benchmark=benchmark,
@@ -126,6 +132,8 @@ def import_dataset(
             dataset.save()
             if files:
                 folder = Path(settings.MEDIA_ROOT) / dataset.media_folder
+                # A folder of this id can only be a leftover of an import that died mid-way.
+                shutil.rmtree(folder, ignore_errors=True)
                 copy_media(files, folder, progress)
             scene_ids = save_scenes(dataset, scenes)
             units = save_items(
@@ -151,7 +159,7 @@ def import_dataset(
 
 
 def locate_media(
-    images_dir: Path, records: list[CatalogRecord], scenes: list[SceneRecord], *, source: str
+    images_dir: Path, records: list[CatalogRecord], scenes: list[SceneRecord], *, source: str, label: str = ""
 ) -> dict[str, Path]:
     """Map each referenced file to a file in `images_dir`; report every missing one.
 
@@ -160,12 +168,13 @@ def locate_media(
     image also under another extension (scene graphs may name images by id alone). The
     dataset's media folder is flat: keys of the result are base names.
     """
+    where = label or str(images_dir)
     available = {entry.name: Path(entry.path) for entry in os.scandir(images_dir) if entry.is_file()}
     by_stem: dict[str, str] = {}
     for file_name in sorted(available):
         by_stem.setdefault(Path(file_name).stem, file_name)
     found: dict[str, Path] = {}
-    errors: list[RecordError] = []
+    errors = RecordErrors()
     for record in records:
         for role, reference in record.media.items():
             base = media_name(reference)
@@ -174,7 +183,7 @@ def locate_media(
             else:
                 errors.append(
                     RecordError(
-                        f"item {record.external_id}", role, f"file {reference!r} not found in {images_dir}"
+                        f"item {record.external_id}", role, f"file {reference!r} not found in {where}"
                     )
                 )
     for scene in scenes:
@@ -185,7 +194,7 @@ def locate_media(
         if base is None:
             errors.append(
                 RecordError(
-                    f"scene {scene.external_id}", "image", f"file {scene.image!r} not found in {images_dir}"
+                    f"scene {scene.external_id}", "image", f"file {scene.image!r} not found in {where}"
                 )
             )
         else:
@@ -308,10 +317,19 @@ def export_dataset(*, dataset: Dataset, path: Path, scenes_path: Path | None = N
             raise
 
 
-def extract_images(archive: Path, folder: Path) -> Path:
-    """Unpack an uploaded zip of images flat into `folder`, refusing paths that climb out."""
+def extract_images(archive: Path, folder: Path, *, limit: int) -> Path:
+    """Unpack an uploaded zip of images flat into `folder`; at most `limit` bytes in all.
+
+    Paths that climb out are flattened to their base name, hidden and empty names are skipped,
+    and the bytes written are counted as they are written (a zip's own sizes can lie), so that a
+    small archive that would unpack to gigabytes is refused as soon as it passes the limit.
+    """
+    written = 0
     try:
         with zipfile.ZipFile(archive) as bundle:
+            declared = sum(member.file_size for member in bundle.infolist())
+            if declared > limit:
+                raise ImportRefused(too_large(declared, limit))
             for member in bundle.infolist():
                 if member.is_dir():
                     continue
@@ -319,10 +337,21 @@ def extract_images(archive: Path, folder: Path) -> Path:
                 if not name or name.startswith("."):
                     continue
                 with bundle.open(member) as source, open(folder / name, "wb") as target:
-                    shutil.copyfileobj(source, target)
-    except zipfile.BadZipFile as error:
-        raise ImportRefused(f"images upload is not a zip archive: {error}") from None
+                    while chunk := source.read(1 << 20):
+                        written += len(chunk)
+                        if written > limit:
+                            raise ImportRefused(too_large(written, limit))
+                        target.write(chunk)
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, EOFError) as error:
+        raise ImportRefused(f"the images upload is not a zip archive this server can read: {error}") from None
     return folder
+
+
+def too_large(size: int, limit: int) -> str:
+    return (
+        f"the images unpack to more than {limit // (1024 * 1024)} MB (at least {size // (1024 * 1024)} MB): "
+        "split the dataset, or ask an admin to raise YARDSTICK_MAX_IMAGES_MB"
+    )
 
 
 def run_import_job(job: ImportJob) -> ImportJob:
@@ -333,12 +362,20 @@ def run_import_job(job: ImportJob) -> ImportJob:
         # transaction, and on SQLite nobody else may write until it commits.
         cache.set(job_progress_key(job.pk), {"stage": stage, "done": done, "total": total}, timeout=86400)
 
-    ImportJob.objects.filter(pk=job.pk).update(status=ImportJob.Status.RUNNING, stage="reading file")
+    started = ImportJob.objects.filter(pk=job.pk, status=ImportJob.Status.PENDING).update(
+        status=ImportJob.Status.RUNNING, stage="reading file", started_at=timezone.now()
+    )
+    if not started:  # a second delivery of the same job, or one already declared lost
+        job.refresh_from_db()
+        return job
+    workdir = ""
     try:
-        with tempfile.TemporaryDirectory(prefix="yardstick-import-") as workdir:
+        with heartbeat(job.pk), tempfile.TemporaryDirectory(prefix="yardstick-import-") as workdir:
             images_dir = None
             if job.images_upload:
-                images_dir = extract_images(Path(job.images_upload.path), Path(workdir))
+                images_dir = extract_images(
+                    Path(job.images_upload.path), Path(workdir), limit=settings.MAX_UNPACKED_IMAGES_BYTES
+                )
             scenes_data = job.scenes_upload.read() if job.scenes_upload else None
             dataset = import_dataset(
                 benchmark=job.benchmark,
@@ -348,15 +385,22 @@ def run_import_job(job: ImportJob) -> ImportJob:
                 version=job.version,
                 source=Path(job.upload.name).name,
                 images_dir=images_dir,
+                images_label="the uploaded images",
                 scenes_data=scenes_data,
                 scenes_source=Path(job.scenes_upload.name).name if job.scenes_upload else "",
                 created_by=job.created_by,
                 progress=report,
             )
     except FormatError as error:
-        finish_job(job, status=ImportJob.Status.FAILED, errors=[str(e) for e in error.errors])
+        finish_job(job, status=ImportJob.Status.FAILED, errors=error.summary())
     except (ImportRefused, ValueError, OSError) as error:
-        finish_job(job, status=ImportJob.Status.FAILED, errors=[str(error)])
+        # The server's own folders are nobody else's business.
+        message = str(error).replace(workdir, "the uploaded images") if workdir else str(error)
+        finish_job(
+            job,
+            status=ImportJob.Status.FAILED,
+            errors=[message.replace(str(settings.UPLOADS_ROOT), "uploads")],
+        )
     except Exception as error:
         # A job must never stay "running" for ever: record the failure, keep the traceback in
         # the worker's log for whoever fixes the bug.
@@ -369,8 +413,16 @@ def run_import_job(job: ImportJob) -> ImportJob:
 
 
 def finish_job(job: ImportJob, *, status: str, errors: list[str] | None = None, dataset=None) -> None:
+    """Record how the job ended, and remove its uploaded files: their answers are in the dataset
+    now, or nowhere (a failed import loads nothing)."""
     last = cache.get(job_progress_key(job.pk)) or {}
+    for upload in (job.upload, job.scenes_upload, job.images_upload):
+        if upload:
+            upload.delete(save=False)
     ImportJob.objects.filter(pk=job.pk).update(
+        upload="",
+        scenes_upload="",
+        images_upload="",
         status=status,
         errors=errors or [],
         dataset=dataset,
@@ -384,6 +436,61 @@ def finish_job(job: ImportJob, *, status: str, errors: list[str] | None = None, 
 
 def job_progress_key(job_id: int) -> str:
     return f"yardstick:import-progress:{job_id}"
+
+
+def job_heartbeat_key(job_id: int) -> str:
+    return f"yardstick:import-heartbeat:{job_id}"
+
+
+@contextmanager
+def heartbeat(job_id: int) -> Iterator[None]:
+    """While the block runs, a thread tells the shared cache every HEARTBEAT_S that the job is alive.
+
+    The thread dies with the worker, so a worker killed mid-import (out of memory, kill -9, a lost
+    machine) stops the beats, and `fail_lost_jobs` declares the job failed instead of leaving it
+    "running" for ever. The cache is the one the web process reads (files, or Redis).
+    """
+    stop = threading.Event()
+
+    def beat() -> None:
+        while not stop.is_set():
+            cache.set(job_heartbeat_key(job_id), time.time(), timeout=3600)
+            stop.wait(settings.JOB_HEARTBEAT_S)
+
+    thread = threading.Thread(target=beat, name=f"import-{job_id}-heartbeat", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+        cache.delete(job_heartbeat_key(job_id))
+
+
+def fail_lost_jobs() -> list[int]:
+    """Declare failed the running jobs whose worker has stopped beating; their ids.
+
+    A job is lost when no heartbeat came for JOB_LOST_AFTER_S. The import ran in one transaction,
+    so nothing of it was loaded; its uploads are removed like any ended job's.
+    """
+    lost = []
+    now = time.time()
+    for job in ImportJob.objects.filter(status=ImportJob.Status.RUNNING):
+        last = cache.get(job_heartbeat_key(job.pk))
+        if last is None and job.started_at is not None:
+            last = job.started_at.timestamp()  # taken, and not one beat since
+        if last is None or last < now - settings.JOB_LOST_AFTER_S:
+            seconds = int(now - last) if last is not None else int(settings.JOB_LOST_AFTER_S)
+            finish_job(
+                job,
+                status=ImportJob.Status.FAILED,
+                errors=[
+                    f"the worker running this import stopped (no sign of life for {seconds} s); nothing was "
+                    "loaded: start the import again"
+                ],
+            )
+            lost.append(job.pk)
+    return lost
 
 
 def start_import_job(

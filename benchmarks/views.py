@@ -15,7 +15,7 @@ from django.views.generic import DetailView, FormView, ListView, View
 from benchmarks.forms import ImportForm
 from benchmarks.models import Dataset, ImportJob
 from benchmarks.selectors import dataset_items, datasets_for, import_jobs_for, job_progress
-from benchmarks.services import ImportRefused, export_chunks, start_import_job
+from benchmarks.services import ImportRefused, export_chunks, fail_lost_jobs, start_import_job
 
 
 class DatasetListView(PermissionRequiredMixin, ListView):
@@ -132,6 +132,7 @@ class ImportJobView(PermissionRequiredMixin, DetailView):
     context_object_name = "job"
 
     def get_queryset(self):
+        fail_lost_jobs()  # a job whose worker died is shown failed, not running for ever
         return import_jobs_for(self.request.user)
 
     def get_context_data(self, **kwargs):

@@ -3,11 +3,12 @@
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import mixins, permissions, status, viewsets
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.permissions import requires
+from accounts.roles import ADMIN, user_roles
 from benchmarks.records import FormatError
 from benchmarks.selectors import datasets_for
 from benchmarks.spec import OFFICIAL
@@ -57,10 +58,17 @@ class SubmissionViewSet(
                 created_by=request.user,
             )
         except FormatError as error:
-            raise ValidationError({"file": [str(problem) for problem in error.errors]}) from None
+            raise ValidationError({"file": error.summary()}) from None
         except (SubmissionRefused, ValueError) as error:
             raise ValidationError({"non_field_errors": [str(error)]}) from None
         return Response(self.get_serializer(submission).data, status=status.HTTP_201_CREATED)
+
+    def perform_destroy(self, instance):
+        # Everybody with the role reads every report; only who made a submission (or an admin)
+        # removes it from them.
+        if instance.created_by_id != self.request.user.pk and ADMIN not in user_roles(self.request.user):
+            raise PermissionDenied("only the researcher who added a submission, or an admin, can delete it")
+        instance.delete()
 
 
 class DatasetReportView(APIView):

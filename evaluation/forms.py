@@ -1,6 +1,7 @@
 from django import forms
 
 from benchmarks.spec import BenchmarkSpec
+from benchmarks.storage import check_upload_size
 from evaluation.models import Submission
 
 
@@ -15,7 +16,10 @@ class SubmissionForm(forms.Form):
     )
     setting = forms.ChoiceField(required=False)
     variant = forms.ChoiceField(help_text="The released evaluator's rules, or the paper's.")
-    file = forms.FileField(help_text="The predictions in the benchmark's format (see docs/metrics.md).")
+    file = forms.FileField(
+        help_text="The predictions in the benchmark's format (see docs/metrics.md).",
+        validators=[check_upload_size],
+    )
 
     def __init__(self, *args, spec: BenchmarkSpec, **kwargs):
         super().__init__(*args, **kwargs)

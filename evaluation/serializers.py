@@ -1,12 +1,17 @@
 from rest_framework import serializers
 
+from benchmarks.storage import check_upload_size
 from evaluation.models import Submission
 
 
 class SubmissionSerializer(serializers.ModelSerializer):
     """A submission: POST a prediction file (multipart) to add and score one; GET its summary."""
 
-    file = serializers.FileField(write_only=True, help_text="The predictions in the benchmark's format.")
+    file = serializers.FileField(
+        write_only=True,
+        help_text="The predictions in the benchmark's format.",
+        validators=[check_upload_size],
+    )
     created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
 
     class Meta:

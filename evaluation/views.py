@@ -75,10 +75,8 @@ class ReportView(PermissionRequiredMixin, FormView):
                 created_by=self.request.user,
             )
         except FormatError as error:
-            for problem in error.errors[:50]:
-                form.add_error("file", str(problem))
-            if len(error.errors) > 50:
-                form.add_error("file", f"... and {len(error.errors) - 50} more")
+            for line in error.summary(limit=50):
+                form.add_error("file", line)
             return self.form_invalid(form)
         except (SubmissionRefused, ValueError) as error:
             form.add_error(None, str(error))

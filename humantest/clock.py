@@ -28,6 +28,8 @@ NETWORK_GRACE = timedelta(seconds=2)
 EARLY_TIMEOUT = timedelta(seconds=1)
 CLIENT_EVENT_TYPES = ("blur", "focus", "hidden", "visible")
 MAX_CLIENT_EVENTS = 2000
+#: Browser timings are milliseconds since the page was loaded: none is negative or over a week.
+MAX_CLIENT_MS = 7 * 24 * 3600 * 1000
 
 
 def serve_current_trial(session: TestSession) -> tuple[Trial | None, list[Trial]]:
@@ -79,11 +81,8 @@ def clean_client(raw: Any) -> dict[str, Any]:
     clean: dict[str, Any] = {}
     for key in ("shown_ms", "first_input_ms", "submit_ms"):
         value = raw.get(key)
-        if value is None:
-            continue
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-            raise AnswerRefused(f"client.{key}", f"expected milliseconds (a number), got {value!r}")
-        clean[key] = round(float(value), 1)
+        if value is not None:
+            clean[key] = milliseconds(value, f"client.{key}")
     events = raw.get("events", [])
     if not isinstance(events, list) or len(events) > MAX_CLIENT_EVENTS:
         raise AnswerRefused("client.events", f"expected a list of at most {MAX_CLIENT_EVENTS} events")
@@ -95,11 +94,18 @@ def clean_client(raw: Any) -> dict[str, Any]:
             raise AnswerRefused(
                 f"client.events[{index}].type", f"expected one of {', '.join(CLIENT_EVENT_TYPES)}"
             )
-        if isinstance(moment, bool) or not isinstance(moment, (int, float)) or not math.isfinite(moment):
-            raise AnswerRefused(f"client.events[{index}].t", "expected milliseconds (a number)")
-        clean_events.append({"type": event_type, "t": round(float(moment), 1)})
+        clean_events.append({"type": event_type, "t": milliseconds(moment, f"client.events[{index}].t")})
     clean["events"] = clean_events
     return clean
+
+
+def milliseconds(value: Any, field: str) -> float:
+    """A browser timing, checked: milliseconds from 0 to MAX_CLIENT_MS (AnswerRefused otherwise)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise AnswerRefused(field, f"expected milliseconds (a number), got {value!r}")
+    if not 0 <= value <= MAX_CLIENT_MS:
+        raise AnswerRefused(field, f"expected milliseconds from 0 to {MAX_CLIENT_MS}, got {value!r}")
+    return round(float(value), 1)
 
 
 def focus_losses(client: dict[str, Any]) -> int:

@@ -4,18 +4,61 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db.models import Count, Q, QuerySet
+from django.utils import timezone
 
+from evaluation.agreement import AgreementInputError
 from evaluation.agreement_reports import dataset_agreement
 from evaluation.models import Prediction, Submission
 from evaluation.reports import ScoredSubmission, Table, build_table
 from evaluation.sampling import wilson_interval
 from humantest.models import TestPlan, TestSession, Trial
+from humantest.scoring import unit_for
 from humantest.trials import trial_for
 
 FINISHED = (Trial.Status.ANSWERED, Trial.Status.TIMED_OUT)
+
+
+#: A finished trial's files stay readable this long after it was shown: its result panel shows them.
+RESULT_WINDOW = timedelta(minutes=30)
+
+
+def files_shown_to(user: Any, dataset_id: int) -> set[str]:
+    """Names of the dataset's media files that a trial in front of `user` shows them.
+
+    Open trials, and trials served in the last RESULT_WINDOW; only the files their view names
+    (a TRANCE View trial names the one final camera it shows, not the others).
+    """
+    if not user.is_authenticated:
+        return set()
+    trials = (
+        Trial.objects.filter(session__tester=user, item__dataset_id=dataset_id)
+        .filter(
+            Q(status=Trial.Status.SERVED)
+            | Q(status__in=FINISHED, served_at__gte=timezone.now() - RESULT_WINDOW)
+        )
+        .select_related("session__plan", "item__dataset", "item__scene")
+    )
+    prefix = f"{settings.MEDIA_URL}datasets/{dataset_id}/"
+    names: set[str] = set()
+    for trial in trials:
+        view = trial_for(trial.item.dataset.benchmark).view(unit_for(trial))
+        names.update(text.removeprefix(prefix) for text in strings_in(view) if text.startswith(prefix))
+    return names
+
+
+def strings_in(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, list | tuple):
+        return [text for element in value for text in strings_in(element)]
+    return []
 
 
 def plans_for_researcher(user: Any) -> QuerySet[TestPlan]:
@@ -158,7 +201,11 @@ PAGE_RESAMPLES = 300
 def tester_agreement(plan: TestPlan) -> list[dict[str, Any]]:
     """Agreement between the plan's testers on the questions several of them answered."""
     raters = Submission.objects.filter(pk__in=plan.sessions.values("submission_id"))
-    report = dataset_agreement(plan.dataset, raters=raters, resamples=PAGE_RESAMPLES)
+    try:
+        report = dataset_agreement(plan.dataset, raters=raters, resamples=PAGE_RESAMPLES)
+    except AgreementInputError:
+        # The normal early state of a random draw: testers answered, but no question twice yet.
+        return []
     return [statistic for statistic in report["statistics"] if statistic["items"]]
 
 

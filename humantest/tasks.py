@@ -20,7 +20,9 @@ def schedule_pooled(plan_pk: int) -> None:
         summarize_pooled.apply_async((plan_pk,), countdown=POOLED_DELAY_S)
 
 
-@shared_task
+# Both summaries are idempotent: acknowledged only once done, and handed to another worker when
+# the one running them dies, so a killed worker leaves no summary stale.
+@shared_task(acks_late=True, reject_on_worker_lost=True)
 def summarize_session(session_pk: int) -> None:
     """Re-score the tester's own submission (their finished trials only: cheap)."""
     from humantest.models import TestSession
@@ -31,7 +33,7 @@ def summarize_session(session_pk: int) -> None:
         summarize(session)
 
 
-@shared_task
+@shared_task(acks_late=True, reject_on_worker_lost=True)
 def summarize_pooled(plan_pk: int) -> None:
     """Re-score the plan's pooled row (the report's human row) from every finished trial."""
     from humantest.models import TestPlan

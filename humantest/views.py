@@ -153,6 +153,8 @@ def read_json(request) -> dict:
         body = json.loads(request.body or b"{}")
     except (ValueError, UnicodeDecodeError) as error:
         raise AnswerRefused("body", f"not JSON: {error}") from error
+    except RecursionError:
+        raise AnswerRefused("body", "not an answer: nested too deeply") from None
     if not isinstance(body, dict):
         raise AnswerRefused("body", "expected a JSON object")
     return body
@@ -173,8 +175,16 @@ def result_json(trial: Trial) -> dict:
     }
 
 
-def closing(request, close) -> JsonResponse:
-    """Run `close(body)` on the request's JSON body: the result panel's data, or the error."""
+def closing(request, pk: int, close) -> JsonResponse:
+    """Run `close(body)` on the request's JSON body: the result panel's data, or the error.
+
+    Whose trial it is is checked before the body is read: another tester's trial is a 403
+    whatever was sent."""
+    owner = Trial.objects.filter(pk=pk).values_list("session__tester_id", flat=True).first()
+    if owner is None:
+        raise Http404("no such trial")
+    if owner != request.user.pk:
+        raise PermissionDenied("this is another tester's trial")
     try:
         trial = close(read_json(request))
     except Trial.DoesNotExist as missing:
@@ -190,14 +200,16 @@ def closing(request, close) -> JsonResponse:
 @require_POST
 def answer(request, pk: int):
     return closing(
-        request, lambda body: clock.record_answer(pk, request.user, body.get("answer"), body.get("client"))
+        request,
+        pk,
+        lambda body: clock.record_answer(pk, request.user, body.get("answer"), body.get("client")),
     )
 
 
 @login_required
 @require_POST
 def timeout(request, pk: int):
-    return closing(request, lambda body: clock.request_timeout(pk, request.user, body.get("client")))
+    return closing(request, pk, lambda body: clock.request_timeout(pk, request.user, body.get("client")))
 
 
 @login_required

@@ -727,6 +727,10 @@ def main() -> None:
             "DJANGO_DEBUG": "0",
             "DJANGO_SECRET_KEY": "perf-humantest-load-not-a-secret",
             "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost,testserver",
+            # Plain HTTP on loopback: no redirect to HTTPS, cookies sent without TLS.
+            "DJANGO_SECURE_SSL_REDIRECT": "0",
+            "DJANGO_SESSION_COOKIE_SECURE": "0",
+            "DJANGO_CSRF_COOKIE_SECURE": "0",
             "YARDSTICK_VAR_DIR": str(workdir / "var"),
             "MEDIA_ROOT": str(workdir / "var" / "media"),
             "CELERY_TASK_ALWAYS_EAGER": "0",

@@ -3,6 +3,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
+# A local demo: debug pages, plain HTTP (production runs with DEBUG off: docs/admin.md).
+export DJANGO_DEBUG=${DJANGO_DEBUG:-1}
 mkdir -p "${YARDSTICK_VAR_DIR:-var}"
 .venv/bin/celery -A yardstick worker --loglevel=INFO --concurrency=2 >"${YARDSTICK_VAR_DIR:-var}/worker.log" 2>&1 &
 worker=$!

@@ -21,11 +21,32 @@ def shared_data():
     return locate
 
 
+@pytest.fixture(scope="session", autouse=True)
+def plain_http():
+    """The tests talk plain HTTP to the test client and the live server: the production defaults
+    that DEBUG off brings (HTTPS redirect, HSTS, secure cookies) are relaxed as a plain-HTTP site
+    would relax them. For the whole session, before the live server reads its middleware settings
+    (a browser told once to use HTTPS for localhost would keep to it)."""
+    from django.test import override_settings
+
+    with override_settings(
+        SECURE_SSL_REDIRECT=False, SECURE_HSTS_SECONDS=0, SESSION_COOKIE_SECURE=False, CSRF_COOKIE_SECURE=False
+    ):
+        yield
+
+
 @pytest.fixture(autouse=True)
 def isolated_storage(settings, tmp_path):
+    # Log-in lockout needs the request in authenticate(), which the test client's login() does not
+    # pass; tests/yardstick/test_security.py turns it on where it is the subject.
+    settings.AXES_ENABLED = False
     settings.MEDIA_ROOT = tmp_path / "media"
+    settings.UPLOADS_ROOT = tmp_path / "uploads"
     settings.CELERY_TASK_ALWAYS_EAGER = True
     settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    from django.core.cache import cache
+
+    cache.clear()  # local-memory caches outlive their settings: no throttle or progress carries over
     from yardstick.celery import app
 
     app.conf.task_always_eager = True

@@ -3,9 +3,14 @@
 With no variables set, Yardstick runs embedded: SQLite in var/, uploaded and generated media
 in var/media, and a Celery broker on the local file system. Production and the PostgreSQL test
 run set DATABASE_URL (and CELERY_BROKER_URL for Redis); nothing else changes.
+
+DEBUG is off unless DJANGO_DEBUG asks for it (`make run` does). With DEBUG off the settings are
+those of a production site: HTTPS only (redirect, HSTS, secure cookies); variables relax them
+where a proxy terminates TLS or a site runs on plain HTTP on purpose (docs/admin.md).
 """
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -21,16 +26,52 @@ def env_flag(name: str, default: bool) -> bool:
     return value.strip().lower() in {"1", "true", "yes", "on"}
 
 
-DEBUG = env_flag("DJANGO_DEBUG", True)
-SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "")
-if not SECRET_KEY:
-    if not DEBUG:
-        raise RuntimeError("DJANGO_SECRET_KEY must be set when DJANGO_DEBUG is off")
-    SECRET_KEY = "development-only-key-not-for-production"  # noqa: S105
+def secret_key() -> str:
+    """DJANGO_SECRET_KEY, or a random key kept in var/secret_key (made on first use, owner-only),
+    which the web process and the workers sharing var/ all read."""
+    key = os.environ.get("DJANGO_SECRET_KEY", "")
+    if key:
+        return key
+    path = VAR_DIR / "secret_key"
+    if not path.exists():
+        import secrets
+
+        VAR_DIR.mkdir(parents=True, exist_ok=True)
+        draft = path.with_name(f".secret_key.{os.getpid()}")
+        descriptor = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(descriptor, "w") as stream:
+            stream.write(secrets.token_urlsafe(50))
+        try:
+            os.link(draft, path)  # atomic: of processes starting together, the first key wins
+        except FileExistsError:
+            pass
+        finally:
+            draft.unlink()
+    return path.read_text().strip()
+
+
+DEBUG = env_flag("DJANGO_DEBUG", False)
+SECRET_KEY = secret_key()
 ALLOWED_HOSTS = os.environ.get("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",")
 CSRF_TRUSTED_ORIGINS = [
     origin for origin in os.environ.get("DJANGO_CSRF_TRUSTED_ORIGINS", "").split(",") if origin
 ]
+
+# HTTPS. Secure by default once DEBUG is off; each variable only relaxes.
+SECURE_SSL_REDIRECT = env_flag("DJANGO_SECURE_SSL_REDIRECT", not DEBUG)
+SECURE_HSTS_SECONDS = int(os.environ.get("DJANGO_SECURE_HSTS_SECONDS", "0" if DEBUG else "31536000"))
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_flag("DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS", not DEBUG)
+SECURE_HSTS_PRELOAD = env_flag("DJANGO_SECURE_HSTS_PRELOAD", not DEBUG)
+SESSION_COOKIE_SECURE = env_flag("DJANGO_SESSION_COOKIE_SECURE", not DEBUG)
+CSRF_COOKIE_SECURE = env_flag("DJANGO_CSRF_COOKIE_SECURE", not DEBUG)
+# Behind a proxy that terminates TLS: DJANGO_SECURE_PROXY_SSL_HEADER=HTTP_X_FORWARDED_PROTO (its
+# value must then be "https"). Set it only when the proxy always sets or strips that header.
+if os.environ.get("DJANGO_SECURE_PROXY_SSL_HEADER"):
+    SECURE_PROXY_SSL_HEADER = (os.environ["DJANGO_SECURE_PROXY_SSL_HEADER"], "https")
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+SESSION_COOKIE_HTTPONLY = True
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -44,6 +85,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "axes",
     "accounts",
     "yardstick",
     "benchmarks",
@@ -62,6 +104,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last: turns a locked-out log-in into the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "yardstick.urls"
@@ -78,6 +122,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "accounts.roles.roles_context",
+                "accounts.views.login_context",
             ],
         },
     },
@@ -110,6 +155,31 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
+# Failed log-ins (the form and the API token endpoint) are counted per username and address; after
+# YARDSTICK_LOGIN_FAILURES in a row that pair is locked for YARDSTICK_LOGIN_LOCKOUT_MINUTES.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_FAILURE_LIMIT = int(os.environ.get("YARDSTICK_LOGIN_FAILURES", "5"))
+AXES_COOLOFF_TIME = timedelta(minutes=int(os.environ.get("YARDSTICK_LOGIN_LOCKOUT_MINUTES", "15")))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_VERBOSE = False
+# Behind a reverse proxy, the client's address is in a header the proxy sets (docs/admin.md).
+if os.environ.get("YARDSTICK_CLIENT_IP_HEADER"):
+    AXES_IPWARE_META_PRECEDENCE_ORDER = [os.environ["YARDSTICK_CLIENT_IP_HEADER"], "REMOTE_ADDR"]
+
+# Mail: configured from the environment, or none (then password reset says to ask an admin).
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "")
+PASSWORD_RESET_BY_EMAIL = bool(EMAIL_HOST)
+if EMAIL_HOST:
+    EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    EMAIL_PORT = int(os.environ.get("EMAIL_PORT", "587"))
+    EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+    EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+    EMAIL_USE_TLS = env_flag("EMAIL_USE_TLS", True)
+    DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", f"yardstick@{EMAIL_HOST}")
+    SERVER_EMAIL = DEFAULT_FROM_EMAIL
+
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
@@ -129,6 +199,15 @@ STATIC_ROOT = VAR_DIR / "static"
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # whitenoise serves from here after collectstatic
 MEDIA_URL = "media/"
 MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", VAR_DIR / "media"))
+# Dataset media is served by the app, to the users who may see each file (yardstick/media.py).
+# A front server can send the bytes instead: YARDSTICK_MEDIA_ACCEL_REDIRECT=/protected-media/
+# makes the app answer with X-Accel-Redirect to that internal location (docs/admin.md).
+MEDIA_ACCEL_REDIRECT = os.environ.get("YARDSTICK_MEDIA_ACCEL_REDIRECT", "")
+# Uploaded import files wait here for their job, outside the media folder; removed when it ends.
+UPLOADS_ROOT = Path(os.environ.get("YARDSTICK_UPLOADS_ROOT", VAR_DIR / "uploads"))
+# The largest upload accepted (each file), and the most a zip of images may unpack to.
+MAX_UPLOAD_BYTES = int(os.environ.get("YARDSTICK_MAX_UPLOAD_MB", "1024")) * 1024 * 1024
+MAX_UNPACKED_IMAGES_BYTES = int(os.environ.get("YARDSTICK_MAX_IMAGES_MB", "8192")) * 1024 * 1024
 FILE_UPLOAD_TEMP_DIR = None
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
@@ -142,12 +221,15 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
+    "DEFAULT_THROTTLE_RATES": {"login": os.environ.get("YARDSTICK_TOKEN_RATE", "10/minute")},
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Yardstick API",
     "DESCRIPTION": "Datasets, items, imports and exports of visual-reasoning benchmarks.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    # The schema names every endpoint and field: for signed-in users only.
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
@@ -168,6 +250,10 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "store_processed": False,
     }
 CELERY_TASK_IGNORE_RESULT = True
+# A running import's worker beats every JOB_HEARTBEAT_S; a job without a beat for JOB_LOST_AFTER_S
+# is declared failed (its worker was killed), when its page or the API is read, or a worker starts.
+JOB_HEARTBEAT_S = float(os.environ.get("YARDSTICK_JOB_HEARTBEAT_S", "10"))
+JOB_LOST_AFTER_S = float(os.environ.get("YARDSTICK_JOB_LOST_AFTER_S", "120"))
 CELERY_TASK_ALWAYS_EAGER = env_flag("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False

@@ -28,6 +28,7 @@ from benchmarks.records import (
     PreparedFile,
     RecordChecker,
     RecordError,
+    RecordErrors,
     SceneRecord,
     convert_records,
     dump_json,
@@ -241,10 +242,10 @@ def serialize_scenes(meta: dict[str, Any], scenes: Iterable[dict[str, Any]]) -> 
     return serialize_document(meta, "scenes", scenes)
 
 
-def check_against_scenes(records: list[CatalogRecord], scenes: list[SceneRecord]) -> list[RecordError]:
+def check_against_scenes(records: list[CatalogRecord], scenes: list[SceneRecord]) -> RecordErrors:
     """Every expression's image has a scene, with the same file name, holding the referred objects."""
     by_id = {scene.external_id: scene for scene in scenes}
-    errors: list[RecordError] = []
+    errors = RecordErrors()
     for record in records:
         label = f"refexp {record.external_id}"
         image_index = record.payload.get("image_index")

@@ -35,6 +35,7 @@ from benchmarks.records import (
     PreparedFile,
     RecordChecker,
     RecordError,
+    RecordErrors,
     SceneRecord,
     convert_records,
     indexed,
@@ -292,12 +293,12 @@ def object_box(obj: dict[str, Any]) -> list[float]:
     return [obj["x"], obj["y"], obj["w"], obj["h"]]
 
 
-def check_against_scenes(records: list[CatalogRecord], scenes: list[SceneRecord]) -> list[RecordError]:
+def check_against_scenes(records: list[CatalogRecord], scenes: list[SceneRecord]) -> RecordErrors:
     """Every question's image has a scene graph, and every object id it names is in it."""
     object_ids: dict[str, set[int]] = {
         scene.external_id: {obj["object_id"] for obj in scene.data.get("objects", ())} for scene in scenes
     }
-    errors: list[RecordError] = []
+    errors = RecordErrors()
     for record in records:
         label = f"question {record.external_id}"
         image_id = record.payload.get("image_id")

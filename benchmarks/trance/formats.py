@@ -36,6 +36,7 @@ from benchmarks.records import (
     PreparedFile,
     RecordChecker,
     RecordError,
+    RecordErrors,
     load_json_lines,
     parse_prepared,
     paused_gc,
@@ -310,7 +311,7 @@ def read_samples(data: bytes, *, source: str = "") -> list[dict[str, Any]]:
     For scoring from files: the same checks and errors as `parse` (all or nothing, every bad
     record named), skipping the split into payload and ground truth that only the catalog needs.
     """
-    errors: list[RecordError] = []
+    errors = RecordErrors()
     samples: list[dict[str, Any]] = []
     seen: dict[int, str] = {}
     with paused_gc():

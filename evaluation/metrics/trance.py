@@ -76,7 +76,15 @@ from typing import Any
 import numpy as np
 
 from benchmarks.clevr.world import GRID_MAX, GRID_MIN, MIN_GAP, RADII, VISIBLE_MAX, VISIBLE_MIN
-from benchmarks.records import FormatError, RecordChecker, RecordError, load_json, paused_gc, type_name
+from benchmarks.records import (
+    FormatError,
+    RecordChecker,
+    RecordError,
+    RecordErrors,
+    load_json,
+    paused_gc,
+    type_name,
+)
 from benchmarks.trance import formats
 from benchmarks.trance.formats import (
     ATTRIBUTE_VALUES,
@@ -191,9 +199,9 @@ def step_code(step: Any) -> int | None:
         return None
 
 
-def answer_problems(label: str, answer: Any) -> list[RecordError]:
+def answer_problems(label: str, answer: Any) -> RecordErrors:
     """Every problem of one answer (a list of steps), each naming ``[i].field``."""
-    errors: list[RecordError] = []
+    errors = RecordErrors()
     checker = RecordChecker(errors, label)
     if not isinstance(answer, list):
         checker.fail("steps", f"expected a list of steps, got {type_name(answer)}")
@@ -307,7 +315,7 @@ def encode_answers(answers: Sequence[Sequence[Step]], labels: Sequence[str]) -> 
     steps = list(itertools.chain.from_iterable(answers))
     codes = list(map(step_code, steps))
     if None in codes:
-        errors: list[RecordError] = []
+        errors = RecordErrors()
         for answer, label in zip(answers, labels, strict=True):
             if any(step_code(step) is None for step in answer):
                 errors.extend(answer_problems(label, list(answer)))
@@ -531,7 +539,7 @@ def parse_predictions(data: bytes, *, source: str = "") -> dict[int, list[Step]]
         )
     predictions: dict[int, list[Step]] = {}
     keys: dict[int, str] = {}
-    errors: list[RecordError] = []
+    errors = RecordErrors()
     for key, answer in document.items():
         label = f"idx {key}"
         if not _INTEGER_KEY.fullmatch(key):
@@ -616,7 +624,7 @@ def score_basic(samples: Sequence[Sample], predictions: Mapping[int, Sequence[St
     """
     answers, missing, extra = answers_for(samples, predictions)
     without = set(missing)
-    errors: list[RecordError] = []
+    errors = RecordErrors()
     items: list[dict[str, Any]] = []
     for sample, answer in zip(samples, answers, strict=True):
         label = f"idx {sample['idx']}"
@@ -847,7 +855,7 @@ def score_view(
     `cameras` maps each sample's idx to the final view it was shown with (Camera_Left,
     Camera_Center or Camera_Right); every sample needs one (FormatError otherwise).
     """
-    errors = []
+    errors = RecordErrors()
     for sample in samples:
         camera = cameras.get(sample["idx"])
         if camera not in FINAL_CAMERAS:

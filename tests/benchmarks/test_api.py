@@ -110,11 +110,12 @@ def test_the_schema_generates_without_warnings(tmp_path):
     assert "/api/v1/imports/{id}/" in text and "/api/v1/test-plans/{id}/results/" in text
 
 
-def test_schema_and_docs_are_served(client):
+def test_schema_and_docs_are_served_to_signed_in_users(client):
+    assert client.get("/api/schema/").status_code in (401, 403)
+    client.force_login(make_user("r", "researcher"))
     schema = client.get("/api/schema/")
     assert schema.status_code == 200
     assert b"/api/v1/imports/" in schema.content
-    client.force_login(make_user("r", "researcher"))
     docs = client.get("/api/docs/")
     assert docs.status_code == 200
     assert b"swagger" in docs.content.lower()

@@ -532,7 +532,7 @@ def test_deleting_the_submissions_a_live_test_writes_to_loses_no_answer(
 ):
     tester = make_user("alice", "tester")
     api = APIClient()
-    api.force_authenticate(make_user("rita", "researcher"))
+    api.force_authenticate(make_user("ada", "admin"))  # only an admin deletes others' submissions
     plan = make_plan(trance_dataset, tester, items_per_tester=3)
     session = sessions.begin_test(sessions.start_session(plan, tester))
     logged_in(client, tester)

@@ -1,0 +1,38 @@
+"""Log-in related pages: password reset only where mail is set up, a throttled API token endpoint."""
+
+from __future__ import annotations
+
+from functools import wraps
+
+from django.conf import settings
+from django.shortcuts import render
+from rest_framework.authtoken.views import ObtainAuthToken
+from rest_framework.throttling import ScopedRateThrottle
+
+
+def when_mail_is_set_up(view):
+    """Password reset sends mail: without a mail server (EMAIL_HOST) it says so instead of
+    pretending to send a link that never leaves the server."""
+
+    @wraps(view)
+    def wrapped(request, *args, **kwargs):
+        if not settings.PASSWORD_RESET_BY_EMAIL:
+            return render(request, "registration/password_reset_unavailable.html", status=404)
+        return view(request, *args, **kwargs)
+
+    return wrapped
+
+
+class ThrottledAuthToken(ObtainAuthToken):
+    """POST username and password for an API token; a few tries a minute per client (429 after).
+
+    Failed tries also count towards the log-in lockout (django-axes), as the form's do.
+    """
+
+    throttle_classes = [ScopedRateThrottle]
+    throttle_scope = "login"
+
+
+def login_context(request) -> dict:
+    """Template context: whether the log-in page may offer a password reset by mail."""
+    return {"password_reset_by_email": settings.PASSWORD_RESET_BY_EMAIL}

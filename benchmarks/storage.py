@@ -1,0 +1,42 @@
+"""Where uploaded import files wait for their job: outside the media folder, never served."""
+
+from __future__ import annotations
+
+import os
+
+from django.conf import settings
+from django.core.files.storage import FileSystemStorage
+from django.utils.deconstruct import deconstructible
+
+
+@deconstructible
+class UploadStorage(FileSystemStorage):
+    """Uploads under UPLOADS_ROOT (var/uploads by default), read by the import worker and removed
+    when its job ends. No URL reaches them: an official file holds every answer."""
+
+    @property
+    def base_location(self):
+        return settings.UPLOADS_ROOT
+
+    @property
+    def location(self):
+        return os.path.abspath(self.base_location)
+
+    @property
+    def base_url(self):
+        return None
+
+
+uploads = UploadStorage()
+
+
+def check_upload_size(upload) -> None:
+    """Refuse an uploaded file larger than MAX_UPLOAD_BYTES (a form or serializer validator)."""
+    from django.core.exceptions import ValidationError
+
+    limit = settings.MAX_UPLOAD_BYTES
+    if upload is not None and upload.size > limit:
+        raise ValidationError(
+            f"the file is {upload.size / 2**20:.1f} MB, larger than the {limit / 2**20:.0f} MB this server "
+            "accepts (YARDSTICK_MAX_UPLOAD_MB)"
+        )

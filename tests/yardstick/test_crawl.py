@@ -1,0 +1,203 @@
+"""Every page, as every role, after a scripted mix of actions: no 500 anywhere.
+
+The actions leave the odd but legal states a real site has: datasets of every benchmark with and
+without images, an empty dataset, model and human submissions, a deleted submission, plans with
+no tester yet, with testers who share no item, half done, paused, finished, a plan whose pooled
+row was deleted, succeeded and failed imports. Then each role starts at the home page and follows
+every link (pages, exports, the browsable API, images), as far as they lead.
+"""
+
+import re
+from collections import Counter, deque
+from urllib.parse import urljoin, urlsplit
+
+import orjson
+import pytest
+from django.core.files.base import ContentFile
+from django.test import Client
+
+from benchmarks.models import Dataset, ImportJob
+from benchmarks.services import import_dataset, run_import_job
+from evaluation.services import delete_submissions, submit_predictions
+from humantest import clock, sessions
+from humantest.models import TestPlan
+from tests.benchmarks import builders
+from tests.factories import make_user
+
+pytestmark = pytest.mark.django_db
+
+LINK = re.compile(r"""(?:href|src)="([^"#]*)""")
+#: Links followed per shape of address (ids folded: "/datasets/#/items/#/"), and pages per role at
+#: most: every kind of page is visited, not every item of every dataset.
+VARIANTS_PER_SHAPE = 8
+PAGES_PER_ROLE = 600
+NUMBER = re.compile(r"\d+")
+NEVER = ("/accounts/logout/", "/admin/logout/", "/static/", "/api/docs/")
+
+
+def answer_all(plan, tester, *, stop_after=None, pause=False):
+    session = sessions.begin_test(sessions.start_session(plan, tester))
+    answered = 0
+    while (trial := clock.serve_current_trial(session)[0]) is not None and answered != stop_after:
+        truth = trial.item.ground_truth
+        if plan.dataset.benchmark == "trance":
+            answer = {
+                "steps": [{k: s[k] for k in ("obj_idx", "attr", "val")} for s in truth["transformations"]]
+            }
+        elif plan.dataset.benchmark == "stevqa":
+            answer = {"answer": "x", "evidence": [0, 0, 9, 0, 9, 9, 0, 9]}
+        elif plan.dataset.benchmark == "cric":
+            answer = {"answer": truth["answer"], "object": None}
+        else:
+            answer = {"objects": truth["program"][-1]["_output"]}
+        clock.record_answer(trial.pk, tester, answer, {})
+        answered += 1
+    if pause:
+        sessions.pause(session)
+    return session
+
+
+@pytest.fixture
+def busy_site(trance_dataset, tmp_path, django_capture_on_commit_callbacks):
+    from benchmarks.cric.samples import generate_samples as cric_samples
+    from benchmarks.stevqa.samples import generate_samples as stevqa_samples
+
+    admin = make_user("ada", "admin")
+    admin.is_superuser = admin.is_staff = True
+    admin.save()
+    researcher = make_user("rita", "researcher")
+    make_user("ann", "annotator")
+    make_user("rev", "reviewer")
+    testers = [make_user(name, "tester") for name in ("tess", "tom", "tia")]
+
+    path = stevqa_samples(tmp_path / "stevqa", count=3, seed=1)
+    signs = import_dataset(
+        benchmark="stevqa",
+        data=path.read_bytes(),
+        name="signs",
+        split="train",
+        images_dir=tmp_path / "stevqa" / "images",
+    )
+    questions = import_dataset(
+        benchmark="stevqa", data=orjson.dumps(builders.stevqa_questions()), name="gt", split="test"
+    )
+    files = cric_samples(tmp_path / "cric", images=2, seed=2)
+    cric = import_dataset(
+        benchmark="cric",
+        data=files.questions.read_bytes(),
+        name="cric",
+        images_dir=files.images_dir,
+        scenes_data=files.scene_graphs.read_bytes(),
+    )
+    clevrref = import_dataset(
+        benchmark="clevrref",
+        data=orjson.dumps(builders.clevrref_document()),
+        name="refs",
+        scenes_data=orjson.dumps(builders.clevrref_scenes()),
+    )
+    Dataset.objects.create(benchmark="cric", name="empty", created_by=researcher)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        submit_predictions(
+            dataset=trance_dataset, name="model", data=b"{}", setting="event", created_by=researcher
+        )
+        submit_predictions(dataset=questions, name="reader", data=b"[]", created_by=researcher)
+        gone = submit_predictions(dataset=cric, name="deleted model", data=b"[]", created_by=researcher)
+        delete_submissions(ids=[gone.pk])
+
+        view = TestPlan.objects.create(
+            name="View", dataset=trance_dataset, setting="view", items_per_tester=3, seed=1
+        )
+        view.testers.add(*testers)
+        answer_all(view, testers[0])
+        answer_all(view, testers[1], stop_after=1, pause=True)
+        nobody = TestPlan.objects.create(name="Nobody yet", dataset=cric, items_per_tester=2)
+        nobody.testers.add(testers[2])
+        street = TestPlan.objects.create(name="Signs", dataset=signs, items_per_tester=1, seed=3)
+        street.testers.add(*testers[:2])
+        answer_all(street, testers[0])
+        answer_all(street, testers[1])
+        pooled_gone = TestPlan.objects.create(
+            name="Pool deleted", dataset=cric, items_per_tester=1, row_label="P"
+        )
+        pooled_gone.testers.add(testers[0])
+        answer_all(pooled_gone, testers[0])
+        pooled_gone.refresh_from_db()
+        delete_submissions(ids=[pooled_gone.pooled_submission_id])
+
+    for name, data in (("good", orjson.dumps(builders.stevqa_questions())), ("bad", b"[{}]")):
+        job = ImportJob.objects.create(
+            benchmark="stevqa",
+            name=name,
+            created_by=researcher,
+            upload=ContentFile(data, name=f"{name}.json"),
+        )
+        run_import_job(job)
+    ImportJob.objects.create(
+        benchmark="cric", name="waiting", created_by=researcher, upload=ContentFile(b"[]", name="w.json")
+    )
+    return {"refs": clevrref}
+
+
+def crawl(client: Client) -> tuple[dict[str, int], list[str]]:
+    """Follow every link from the home page; the status of each page, and the 5xx ones."""
+    statuses: dict[str, int] = {}
+    variants: Counter[str] = Counter()
+    queue = deque(
+        ["/", "/api/v1/", "/test/", "/test/history/", "/datasets/", "/test/plans/", "/api/schema/", "/admin/"]
+    )
+    while queue and len(statuses) < PAGES_PER_ROLE:
+        url = queue.popleft()
+        if url in statuses:
+            continue
+        response = client.get(url)
+        statuses[url] = response.status_code
+        content_type = response.get("Content-Type", "")
+        if response.status_code != 200 or not content_type.startswith("text/html"):
+            continue
+        for link in LINK.findall(response.content.decode()):
+            target = urljoin(url, link.replace("&amp;", "&"))
+            parts = urlsplit(target)
+            if parts.netloc not in ("", "testserver") or parts.path.startswith(NEVER):
+                continue
+            target = parts.path + (f"?{parts.query}" if parts.query else "")
+            if target in statuses:
+                continue
+            shape = NUMBER.sub("#", parts.path)
+            variants[shape] += 1
+            if variants[shape] <= VARIANTS_PER_SHAPE:
+                queue.append(target)
+    return statuses, [f"{url} {status}" for url, status in statuses.items() if status >= 500]
+
+
+ROLES = [None, "ada", "rita", "ann", "rev", "tess", "tom", "tia"]
+
+
+def test_no_page_fails_for_any_role(busy_site):
+    from django.contrib.auth import get_user_model
+
+    reached: dict[str | None, dict[str, int]] = {}
+    failures = []
+    for role in ROLES:
+        client = Client()
+        if role is not None:
+            client.force_login(get_user_model().objects.get(username=role))
+        statuses, failed = crawl(client)
+        reached[role] = statuses
+        failures += [f"{role or 'anonymous'}: {failure}" for failure in failed]
+    assert failures == [], failures
+    assert all(len(reached[role]) > 5 for role in ROLES if role), {
+        role: len(pages) for role, pages in reached.items()
+    }
+    # The researcher reached every kind of page: items, reports, exports, plans, jobs, images.
+    researcher = " ".join(reached["rita"])
+    for part in ("/items/", "/report/", "report.csv", "trials.csv", "/test/plans/", "/import/", "/media/"):
+        assert part in researcher, part
+    admin_pages = [url for url in reached["ada"] if url.startswith("/admin/")]
+    assert any(
+        url.startswith("/admin/benchmarks/importjob/") and url.endswith("/change/") for url in admin_pages
+    )
+    assert any(url.startswith("/admin/humantest/trial/") for url in admin_pages)
+    # Testers reached their sessions; nobody else's pages answered them with more than a refusal.
+    assert any(url.startswith("/test/sessions/") for url in reached["tess"])
+    assert all(status in (200, 302, 403, 404, 405) for role in ROLES for status in reached[role].values())

@@ -1,0 +1,62 @@
+"""Dataset media, served only to those who may see each file.
+
+A file under `media/datasets/<id>/` is served to a user who may browse that dataset (researchers,
+admins), or who is being shown that exact file: a tester, for the files of a trial of theirs that
+is open or just finished (not the other cameras of a TRANCE View trial, not another tester's
+items). Everything else is a 404, whether or not the file exists, so that nothing can be learnt
+by guessing names. Uploaded import files never live here (they wait in UPLOADS_ROOT).
+
+Files are sent as downloads unless they are images, never sniffed, and under a sandboxing
+Content-Security-Policy, so an HTML or SVG file in a dataset cannot run script on the app's
+origin. With YARDSTICK_MEDIA_ACCEL_REDIRECT set, the app still decides who may read a file and a
+front server (nginx: an `internal` location) sends the bytes.
+"""
+
+from __future__ import annotations
+
+import mimetypes
+import re
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib.auth.decorators import login_required
+from django.http import FileResponse, Http404, HttpResponse
+from django.utils.http import content_disposition_header
+
+from benchmarks.selectors import datasets_for
+from humantest.selectors import files_shown_to
+
+DATASET_FILE = re.compile(r"datasets/(?P<dataset>\d+)/(?P<name>[^/\\]+)")
+#: Images are shown in pages; anything else is only ever downloaded.
+INLINE = re.compile(r"image/(png|jpeg|gif|webp|bmp|tiff)")
+
+
+def may_read(user, dataset_id: int, name: str) -> bool:
+    return datasets_for(user).filter(pk=dataset_id).exists() or name in files_shown_to(user, dataset_id)
+
+
+@login_required
+def serve_media(request, path: str):
+    match = DATASET_FILE.fullmatch(path)
+    if match is None or match["name"].startswith("."):
+        raise Http404("no such file")
+    dataset_id, name = int(match["dataset"]), match["name"]
+    if not may_read(request.user, dataset_id, name):
+        raise Http404("no such file")
+    relative = f"datasets/{dataset_id}/{name}"
+    location = Path(settings.MEDIA_ROOT) / relative
+    if not location.is_file():
+        raise Http404("no such file")
+    content_type = mimetypes.guess_type(name)[0] or "application/octet-stream"
+    inline = bool(INLINE.fullmatch(content_type))
+    sent_as = content_type if inline else "application/octet-stream"
+    if settings.MEDIA_ACCEL_REDIRECT:
+        response = HttpResponse(content_type=sent_as)
+        response["X-Accel-Redirect"] = settings.MEDIA_ACCEL_REDIRECT.rstrip("/") + "/" + relative
+    else:
+        response = FileResponse(location.open("rb"), content_type=sent_as)
+    response["Content-Disposition"] = content_disposition_header(not inline, name)
+    response["X-Content-Type-Options"] = "nosniff"
+    response["Content-Security-Policy"] = "sandbox; default-src 'none'"
+    response["Cache-Control"] = "private, max-age=3600"
+    return response
