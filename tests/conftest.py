@@ -30,7 +30,10 @@ def plain_http():
     from django.test import override_settings
 
     with override_settings(
-        SECURE_SSL_REDIRECT=False, SECURE_HSTS_SECONDS=0, SESSION_COOKIE_SECURE=False, CSRF_COOKIE_SECURE=False
+        SECURE_SSL_REDIRECT=False,
+        SECURE_HSTS_SECONDS=0,
+        SESSION_COOKIE_SECURE=False,
+        CSRF_COOKIE_SECURE=False,
     ):
         yield
 
