@@ -47,6 +47,8 @@ perf: $(VENV)/.test-installed
 	$(PY) perf/generate_trance.py
 	$(PY) perf/humantest_load.py
 	$(PY) perf/humantest_draw.py
+	$(PY) perf/faults.py
+	$(PY) perf/mixed_load.py
 
 system-run:
 	scripts/system-packages.sh $(RUN_PACKAGES)

@@ -174,7 +174,12 @@ class Trial(models.Model):
 
     @property
     def seconds_used(self) -> float | None:
-        end = self.answered_at or (self.deadline if self.status == self.Status.TIMED_OUT else None)
-        if self.served_at is None or end is None:
+        return self.seconds_between(self.served_at, self.answered_at, self.deadline, self.status)
+
+    @classmethod
+    def seconds_between(cls, served_at, answered_at, deadline, status: str) -> float | None:
+        """Seconds from serving to the answer, or to the deadline of a timed-out trial."""
+        end = answered_at or (deadline if status == cls.Status.TIMED_OUT else None)
+        if served_at is None or end is None:
             return None
-        return (end - self.served_at).total_seconds()
+        return (end - served_at).total_seconds()

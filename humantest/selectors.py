@@ -18,7 +18,7 @@ from evaluation.reports import ScoredSubmission, Table, build_table
 from evaluation.sampling import wilson_interval
 from humantest.models import TestPlan, TestSession, Trial
 from humantest.scoring import unit_for
-from humantest.trials import trial_for
+from humantest.trials import BenchmarkTrial, trial_for
 
 FINISHED = (Trial.Status.ANSWERED, Trial.Status.TIMED_OUT)
 
@@ -80,18 +80,29 @@ def sessions_for_tester(user: Any) -> list[dict[str, Any]]:
     return [{"plan": plan, "session": sessions.get(plan.pk)} for plan in plans]
 
 
-def trial_figures(trial: Trial) -> dict[str, Any]:
-    """What the result panel and history show of one finished trial."""
-    trial_type = trial_for(trial.item.dataset.benchmark)
-    row = trial.result or {}
+#: What the tables of trials read of an item: its id. The rest (payload, ground truth) is big.
+ITEM_BULK = ("item__payload", "item__ground_truth", "item__media")
+
+
+def trial_figures(trial: Trial, trial_type: BenchmarkTrial | None = None) -> dict[str, Any]:
+    """What the result panel and history show of one finished trial (`trial_type`: the plan's
+    benchmark's trial, when the caller has it; otherwise read through the trial's plan)."""
+    trial_type = trial_type or trial_for(trial.session.plan.dataset.benchmark)
+    return figures_of(trial.result, trial.status, trial.seconds_used, trial_type)
+
+
+def figures_of(
+    result: dict | None, status: str, seconds: float | None, trial_type: BenchmarkTrial
+) -> dict[str, Any]:
+    row = result or {}
     label, key = trial_type.headline
     return {
         "correct": trial_type.correct(row) if row else None,
         "distance": row.get("dist"),
         "headline_label": label,
         "headline": row.get(key),
-        "seconds": trial.seconds_used,
-        "timed_out": trial.status == Trial.Status.TIMED_OUT,
+        "seconds": seconds,
+        "timed_out": status == Trial.Status.TIMED_OUT,
     }
 
 
@@ -99,7 +110,8 @@ def history(user: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The tester's finished trials (newest first) and totals per plan setting."""
     trials = (
         Trial.objects.filter(session__tester=user, status__in=FINISHED)
-        .select_related("session__plan__dataset", "item__dataset")
+        .select_related("session__plan__dataset", "item")
+        .defer(*ITEM_BULK)
         .order_by("-answered_at", "-served_at")
     )
     rows = []
@@ -142,9 +154,9 @@ class TesterResult:
     seconds: list[float] = field(default_factory=list, repr=False)
 
 
-def tester_result(label: str, trials: list[Trial]) -> TesterResult:
+def tester_result(label: str, trials: list[Trial], trial_type: BenchmarkTrial) -> TesterResult:
     answered = sum(1 for trial in trials if trial.status == Trial.Status.ANSWERED)
-    figures = [trial_figures(trial) for trial in trials]
+    figures = [trial_figures(trial, trial_type) for trial in trials]
     correct = sum(1 for figure in figures if figure["correct"])
     seconds = sorted(trial.seconds_used for trial in trials if trial.seconds_used is not None)
     low = high = accuracy = None
@@ -173,16 +185,17 @@ def tester_result(label: str, trials: list[Trial]) -> TesterResult:
 
 def plan_results(plan: TestPlan) -> dict[str, Any]:
     """Per-tester and pooled figures from the finished test trials, and the report-style table."""
+    trial_type = trial_for(plan.dataset.benchmark)
     trials = list(
         Trial.objects.filter(session__plan=plan, phase=Trial.Phase.TEST, status__in=FINISHED)
-        .select_related("session__tester", "item__dataset")
+        .select_related("session__tester")
         .order_by("session__tester__username", "position")
     )
     by_tester: dict[str, list[Trial]] = {}
     for trial in trials:
         by_tester.setdefault(trial.session.tester.username, []).append(trial)
-    testers = [tester_result(name, rows) for name, rows in by_tester.items()]
-    pooled = tester_result(f"{plan.row_label} (pooled)", trials)
+    testers = [tester_result(name, rows, trial_type) for name, rows in by_tester.items()]
+    pooled = tester_result(f"{plan.row_label} (pooled)", trials, trial_type)
     sessions = list(plan.sessions.select_related("tester", "submission").order_by("tester__username"))
     return {
         "testers": testers,
@@ -190,7 +203,7 @@ def plan_results(plan: TestPlan) -> dict[str, Any]:
         "sessions": sessions,
         "agreement": tester_agreement(plan) if len(by_tester) > 1 else None,
         "table": results_table(plan, sessions),
-        "headline_label": trial_for(plan.dataset.benchmark).headline[0],
+        "headline_label": trial_type.headline[0],
     }
 
 
@@ -276,39 +289,72 @@ EXPORT_FIELDS = [
 
 
 def export_rows(plan: TestPlan) -> list[dict[str, Any]]:
-    """One row per finished test trial: who, what, the answer, correctness, server and client times."""
+    """One row per test trial: who, what, the answer, correctness, server and client times.
+
+    Read as plain values, items for their id only: a plan of 40 testers x 600 trials is 24,000
+    rows, and building model objects with each item's whole record took 15 s of a 2-core server
+    (perf/results/mixed_load.md)."""
+    trial_type = trial_for(plan.dataset.benchmark)
     trials = (
         Trial.objects.filter(session__plan=plan, phase=Trial.Phase.TEST)
-        .select_related("session__tester", "item__dataset")
         .order_by("session__tester__username", "position")
+        .values_list(
+            "session__tester__username",
+            "position",
+            "item__external_id",
+            "part",
+            "context",
+            "status",
+            "answer",
+            "result",
+            "served_at",
+            "deadline",
+            "answered_at",
+            "client",
+            "focus_losses",
+        )
     )
     rows = []
-    for trial in trials:
-        figures = trial_figures(trial) if trial.finished else {}
-        client = trial.client or {}
-        events = client.get("events", [])
+    for (
+        tester,
+        position,
+        item,
+        part,
+        context,
+        status,
+        answer,
+        result,
+        served,
+        deadline,
+        answered,
+        client,
+        losses,
+    ) in trials.iterator(chunk_size=2000):
+        seconds = Trial.seconds_between(served, answered, deadline, status)
+        figures = figures_of(result, status, seconds, trial_type) if status in FINISHED else {}
+        client = client or {}
         rows.append(
             {
                 "plan": plan.pk,
-                "tester": trial.session.tester.username,
-                "position": trial.position + 1,
-                "item": trial.item.external_id,
-                "part": trial.part,
-                "camera": trial.context.get("camera", ""),
-                "status": trial.status,
-                "answer": trial.answer,
+                "tester": tester,
+                "position": position + 1,
+                "item": item,
+                "part": part,
+                "camera": (context or {}).get("camera", ""),
+                "status": status,
+                "answer": answer,
                 "correct": figures.get("correct"),
                 "score": figures.get("headline"),
                 "distance": figures.get("distance"),
-                "served_at": trial.served_at.isoformat() if trial.served_at else None,
-                "deadline": trial.deadline.isoformat() if trial.deadline else None,
-                "answered_at": trial.answered_at.isoformat() if trial.answered_at else None,
-                "seconds": trial.seconds_used,
+                "served_at": served.isoformat() if served else None,
+                "deadline": deadline.isoformat() if deadline else None,
+                "answered_at": answered.isoformat() if answered else None,
+                "seconds": seconds,
                 "client_shown_ms": client.get("shown_ms"),
                 "client_first_input_ms": client.get("first_input_ms"),
                 "client_submit_ms": client.get("submit_ms"),
-                "focus_losses": trial.focus_losses,
-                "focus_events": events,
+                "focus_losses": losses,
+                "focus_events": client.get("events", []),
             }
         )
     return rows

@@ -78,8 +78,10 @@ def session_page(request, pk: int):
         context["done"] = tests.filter(status__in=selectors.FINISHED).count()
         return render(request, "humantest/paused.html", context)
     if session.status == TestSession.Status.FINISHED:
-        trials = session.trials.filter(phase=Trial.Phase.TEST).select_related("item__dataset")
-        context["result"] = selectors.tester_result(request.user.username, list(trials))
+        trials = session.trials.filter(phase=Trial.Phase.TEST)
+        context["result"] = selectors.tester_result(
+            request.user.username, list(trials), trial_for(plan.dataset.benchmark)
+        )
         return render(request, "humantest/finished.html", context)
     context["has_practice"] = bool(plan.practice_items)
     context["brief_template"] = trial_for(plan.dataset.benchmark).brief_template
