@@ -8,6 +8,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
+from django.core.cache import cache
 from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
@@ -211,15 +212,34 @@ def plan_results(plan: TestPlan) -> dict[str, Any]:
 PAGE_RESAMPLES = 300
 
 
+#: The plan page's agreement is recomputed at most this often: with dozens of testers its bootstrap
+#: took most of a busy server's time when every page view recomputed it (perf/results/mixed_load.md).
+AGREEMENT_REFRESH_S = 60
+SHOWN_STATISTIC = ("statistic", "name", "value", "low", "high", "items", "raters")
+
+
 def tester_agreement(plan: TestPlan) -> list[dict[str, Any]]:
-    """Agreement between the plan's testers on the questions several of them answered."""
+    """Agreement between the plan's testers on the questions several of them answered, as of at
+    most AGREEMENT_REFRESH_S ago (each statistic has its `computed_at`)."""
+    key = f"humantest:plan-agreement:{plan.pk}"
+    cached = cache.get(key)
+    if cached is not None:
+        return cached
     raters = Submission.objects.filter(pk__in=plan.sessions.values("submission_id"))
     try:
         report = dataset_agreement(plan.dataset, raters=raters, resamples=PAGE_RESAMPLES)
+        statistics = report["statistics"]
     except AgreementInputError:
         # The normal early state of a random draw: testers answered, but no question twice yet.
-        return []
-    return [statistic for statistic in report["statistics"] if statistic["items"]]
+        statistics = []
+    now = timezone.now()
+    shown = [
+        {**{field: statistic[field] for field in SHOWN_STATISTIC}, "computed_at": now}
+        for statistic in statistics
+        if statistic["items"]
+    ]
+    cache.set(key, shown, AGREEMENT_REFRESH_S)
+    return shown
 
 
 def results_table(plan: TestPlan, sessions: list[TestSession]) -> Table:
