@@ -11,9 +11,13 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from django.core.cache import cache
 from django.db import transaction
+from django.utils import timezone
 
 from evaluation import services as evaluation
+from evaluation.agreement import AgreementInputError
+from evaluation.agreement_reports import dataset_agreement
 from evaluation.metrics.scored import Scored
 from evaluation.models import Submission
 from humantest.models import TestPlan, TestSession, Trial
@@ -146,6 +150,37 @@ def summarize_session(session: TestSession) -> None:
     if not trials or session.submission_id is None:
         return
     evaluation.store_summary(submission=session.submission, scored=score_trials(session.plan, trials))
+
+
+#: Bootstrap resamples for the agreement intervals on the plan's page (the command uses 1,000).
+PAGE_RESAMPLES = 300
+SHOWN_STATISTIC = ("statistic", "name", "value", "low", "high", "items", "raters")
+
+
+def agreement_key(plan_pk: int) -> str:
+    return f"humantest:plan-agreement:{plan_pk}"
+
+
+def refresh_plan_agreement(plan: TestPlan) -> list[dict[str, Any]]:
+    """Agreement between the plan's testers, computed and kept for the plan's page.
+
+    Run in the background with the pooled row's summary: its bootstrap over dozens of testers
+    took most of a busy server's CPU when page views computed it (perf/results/mixed_load.md).
+    """
+    raters = Submission.objects.filter(pk__in=plan.sessions.values("submission_id"))
+    try:
+        statistics = dataset_agreement(plan.dataset, raters=raters, resamples=PAGE_RESAMPLES)["statistics"]
+    except AgreementInputError:
+        # The normal early state of a random draw: testers answered, but no question twice yet.
+        statistics = []
+    now = timezone.now()
+    shown = [
+        {**{field: statistic[field] for field in SHOWN_STATISTIC}, "computed_at": now}
+        for statistic in statistics
+        if statistic["items"]
+    ]
+    cache.set(agreement_key(plan.pk), shown, timeout=7 * 24 * 3600)
+    return shown
 
 
 def summarize_plan(plan: TestPlan) -> Submission | None:

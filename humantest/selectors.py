@@ -12,13 +12,11 @@ from django.core.cache import cache
 from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
-from evaluation.agreement import AgreementInputError
-from evaluation.agreement_reports import dataset_agreement
-from evaluation.models import Prediction, Submission
+from evaluation.models import Prediction
 from evaluation.reports import ScoredSubmission, Table, build_table
 from evaluation.sampling import wilson_interval
 from humantest.models import TestPlan, TestSession, Trial
-from humantest.scoring import unit_for
+from humantest.scoring import agreement_key, unit_for
 from humantest.trials import BenchmarkTrial, trial_for
 
 FINISHED = (Trial.Status.ANSWERED, Trial.Status.TIMED_OUT)
@@ -198,48 +196,23 @@ def plan_results(plan: TestPlan) -> dict[str, Any]:
     testers = [tester_result(name, rows, trial_type) for name, rows in by_tester.items()]
     pooled = tester_result(f"{plan.row_label} (pooled)", trials, trial_type)
     sessions = list(plan.sessions.select_related("tester", "submission").order_by("tester__username"))
+    agreement = tester_agreement(plan) if len(by_tester) > 1 else None
     return {
         "testers": testers,
         "pooled": pooled,
         "sessions": sessions,
-        "agreement": tester_agreement(plan) if len(by_tester) > 1 else None,
+        "agreement": agreement,
+        # Several testers answered but no summary has run yet: the view asks for one.
+        "agreement_pending": len(by_tester) > 1 and agreement is None,
         "table": results_table(plan, sessions),
         "headline_label": trial_type.headline[0],
     }
 
 
-#: Bootstrap resamples for the agreement intervals on the plan's page (the command uses 1,000).
-PAGE_RESAMPLES = 300
-
-
-#: The plan page's agreement is recomputed at most this often: with dozens of testers its bootstrap
-#: took most of a busy server's time when every page view recomputed it (perf/results/mixed_load.md).
-AGREEMENT_REFRESH_S = 60
-SHOWN_STATISTIC = ("statistic", "name", "value", "low", "high", "items", "raters")
-
-
-def tester_agreement(plan: TestPlan) -> list[dict[str, Any]]:
-    """Agreement between the plan's testers on the questions several of them answered, as of at
-    most AGREEMENT_REFRESH_S ago (each statistic has its `computed_at`)."""
-    key = f"humantest:plan-agreement:{plan.pk}"
-    cached = cache.get(key)
-    if cached is not None:
-        return cached
-    raters = Submission.objects.filter(pk__in=plan.sessions.values("submission_id"))
-    try:
-        report = dataset_agreement(plan.dataset, raters=raters, resamples=PAGE_RESAMPLES)
-        statistics = report["statistics"]
-    except AgreementInputError:
-        # The normal early state of a random draw: testers answered, but no question twice yet.
-        statistics = []
-    now = timezone.now()
-    shown = [
-        {**{field: statistic[field] for field in SHOWN_STATISTIC}, "computed_at": now}
-        for statistic in statistics
-        if statistic["items"]
-    ]
-    cache.set(key, shown, AGREEMENT_REFRESH_S)
-    return shown
+def tester_agreement(plan: TestPlan) -> list[dict[str, Any]] | None:
+    """Agreement between the plan's testers, as the background summary last computed it (see
+    `scoring.refresh_plan_agreement`); None when it has not been computed yet."""
+    return cache.get(agreement_key(plan.pk))
 
 
 def results_table(plan: TestPlan, sessions: list[TestSession]) -> Table:

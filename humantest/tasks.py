@@ -1,4 +1,4 @@
-"""Background work of the human-test app: refreshing a tester's and a plan's scores."""
+"""Background work of the human-test app: refreshing a tester's and a plan's scores and agreement."""
 
 from __future__ import annotations
 
@@ -37,10 +37,11 @@ def summarize_session(session_pk: int) -> None:
 def summarize_pooled(plan_pk: int) -> None:
     """Re-score the plan's pooled row (the report's human row) from every finished trial."""
     from humantest.models import TestPlan
-    from humantest.scoring import summarize_plan
+    from humantest.scoring import refresh_plan_agreement, summarize_plan
 
     # Cleared first: an answer arriving while this runs schedules the next run.
     cache.delete(pooled_key(plan_pk))
     plan = TestPlan.objects.select_related("dataset").filter(pk=plan_pk).first()
     if plan is not None:
         summarize_plan(plan)
+        refresh_plan_agreement(plan)

@@ -25,6 +25,7 @@ from humantest.forms import TestPlanForm
 from humantest.models import TestPlan, TestSession, Trial
 from humantest.plans import PlanRefused, create_test_plan
 from humantest.scoring import unit_for
+from humantest.tasks import schedule_pooled
 from humantest.trials import AnswerRefused, trial_for
 
 
@@ -258,6 +259,8 @@ def plan_new(request):
 def plan_results(request, pk: int):
     plan = get_object_or_404(selectors.plans_for_researcher(request.user), pk=pk)
     results = selectors.plan_results(plan)
+    if results["agreement_pending"]:
+        schedule_pooled(plan.pk)  # its summary computes the agreement too
     return render(request, "humantest/plan_results.html", {"plan": plan, **results})
 
 

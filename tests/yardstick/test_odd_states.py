@@ -42,6 +42,9 @@ def test_a_plan_whose_testers_share_no_item_yet_shows_its_page(client, trance_da
         trial, _ = clock.serve_current_trial(session)
         clock.record_answer(trial.pk, tester, {"steps": steps_of(trial.item)}, {})
     client.force_login(make_user("rita", "researcher"))
+    # The agreement is computed in the background (eager in tests): first asked for, then shown.
+    first = client.get(f"/test/plans/{plan.pk}/")
+    assert first.status_code == 200 and "Being computed in the background" in first.content.decode()
     page = client.get(f"/test/plans/{plan.pk}/")
     assert page.status_code == 200
     assert "No question has been answered by two testers yet" in page.content.decode()
