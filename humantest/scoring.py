@@ -116,10 +116,10 @@ def store_prediction(trial: Trial) -> None:
         return
     session = trial.session
     record_prediction(trial, ensure_session_submission(session))
-    from humantest.tasks import schedule_pooled, summarize_session
+    from humantest.tasks import schedule_pooled, schedule_session
 
     plan_pk, session_pk = session.plan_id, session.pk
-    transaction.on_commit(lambda: summarize_session.delay(session_pk))
+    transaction.on_commit(lambda: schedule_session(session_pk))
     transaction.on_commit(lambda: schedule_pooled(plan_pk))
 
 

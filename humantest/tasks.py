@@ -10,8 +10,23 @@ from django.core.cache import cache
 POOLED_DELAY_S = 15
 
 
+#: A tester's own row is re-scored at most once per this many seconds: under load, one task per
+#: answer flooded the queue (2,569 waiting after 10 minutes of 40 testers, perf/results/mixed_load.md).
+SESSION_DELAY_S = 5
+
+
 def pooled_key(plan_pk: int) -> str:
     return f"humantest:pooled-scheduled:{plan_pk}"
+
+
+def session_key(session_pk: int) -> str:
+    return f"humantest:session-scheduled:{session_pk}"
+
+
+def schedule_session(session_pk: int) -> None:
+    """Queue one re-scoring of the tester's own row, unless one is already waiting."""
+    if cache.add(session_key(session_pk), 1, timeout=SESSION_DELAY_S * 10):
+        summarize_session.apply_async((session_pk,), countdown=SESSION_DELAY_S)
 
 
 def schedule_pooled(plan_pk: int) -> None:
@@ -28,6 +43,7 @@ def summarize_session(session_pk: int) -> None:
     from humantest.models import TestSession
     from humantest.scoring import summarize_session as summarize
 
+    cache.delete(session_key(session_pk))  # an answer arriving while this runs schedules the next run
     session = TestSession.objects.select_related("plan__dataset", "submission").filter(pk=session_pk).first()
     if session is not None:
         summarize(session)

@@ -14,6 +14,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from kombu import Queue
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("YARDSTICK_VAR_DIR", BASE_DIR / "var"))
@@ -250,6 +251,10 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "store_processed": False,
     }
 CELERY_TASK_IGNORE_RESULT = True
+# Imports have a queue of their own, so that a busy human test's summaries never keep an import
+# waiting (a worker started without -Q takes both; `-Q imports` makes an import-only worker).
+CELERY_TASK_QUEUES = [Queue("celery"), Queue("imports")]
+CELERY_TASK_ROUTES = {"benchmarks.run_import": {"queue": "imports"}}
 # A running import's worker beats every JOB_HEARTBEAT_S; a job without a beat for JOB_LOST_AFTER_S
 # is declared failed (its worker was killed), when its page or the API is read, or a worker starts.
 JOB_HEARTBEAT_S = float(os.environ.get("YARDSTICK_JOB_HEARTBEAT_S", "10"))
