@@ -161,6 +161,8 @@ def main() -> None:
         [str(script), "url"], check=True, capture_output=True, text=True
     ).stdout.strip()
     with tempfile.TemporaryDirectory(prefix="yardstick-perf-faults-") as folder:
+        for name in ("import", "trial"):
+            (Path(folder) / name).mkdir()
         imported = killed_import(
             Path(folder) / "import", redis_url, records=args.records, lost_after=args.lost_after
         )
