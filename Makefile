@@ -8,7 +8,7 @@ RUN_PACKAGES := fonts-wqy-microhei fonts-dejavu-core
 TEST_PACKAGES := $(RUN_PACKAGES) chromium postgresql redis-server
 PG_URL = $(shell scripts/test-postgres.sh url)
 
-.PHONY: run test test-sqlite test-postgres screenshots lint format perf clean system-run system-test
+.PHONY: run test test-sqlite test-postgres screenshots lint format perf clean system-run system-test messages
 
 run: $(VENV)/.run-installed node_modules/.installed system-run
 	mkdir -p var
@@ -32,6 +32,14 @@ test-postgres: $(VENV)/.test-installed
 # Browser tests that also refresh the pictures in docs/screenshots/ (look at them before committing).
 screenshots: $(VENV)/.test-installed node_modules/.installed
 	DOC_SCREENSHOTS=1 $(PY) -m pytest tests/e2e -q
+
+# Refresh the translation catalogues after changing marked text (needs GNU gettext: apt-get install
+# gettext); translate the new entries in locale/*/LC_MESSAGES/django.po, then compile. The compiled
+# .mo files are committed, so running the app never needs gettext.
+messages: $(VENV)/.run-installed
+	command -v msgfmt >/dev/null || scripts/system-packages.sh gettext
+	$(PY) manage.py makemessages -l zh_Hans --no-obsolete -i '.venv/*' -i 'node_modules/*' -i 'var/*' -i 'tests/*' -i 'perf/*'
+	$(PY) manage.py compilemessages -l zh_Hans
 
 lint: $(VENV)/.test-installed
 	$(VENV)/bin/ruff check .

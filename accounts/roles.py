@@ -39,6 +39,9 @@ ROLE_PERMISSIONS: dict[str, tuple[str, ...]] = {
         "humantest.add_testplan",
         "humantest.change_testplan",
         "humantest.view_results",
+        "annotation.view_project",
+        "annotation.add_project",
+        "annotation.view_progress",
     ),
     ANNOTATOR: (),
     REVIEWER: (),
@@ -61,7 +64,7 @@ def sync_roles() -> None:
 
 
 #: Apps whose permissions roles hand out; roles are synced after each of them migrates.
-APPS_WITH_ROLE_PERMISSIONS = {"benchmarks", "evaluation", "humantest"}
+APPS_WITH_ROLE_PERMISSIONS = {"benchmarks", "evaluation", "humantest", "annotation"}
 
 
 def sync_roles_after_migrate(sender: Any, **kwargs: Any) -> None:

@@ -3,11 +3,12 @@
 from django.contrib.auth import views as auth
 from django.urls import path
 
-from accounts.views import ThrottledAuthToken, when_mail_is_set_up
+from accounts.views import ThrottledAuthToken, choose_language, when_mail_is_set_up
 
 urlpatterns = [
     path("login/", auth.LoginView.as_view(), name="login"),
     path("logout/", auth.LogoutView.as_view(), name="logout"),
+    path("language/", choose_language, name="choose-language"),
     path("password_change/", auth.PasswordChangeView.as_view(), name="password_change"),
     path("password_change/done/", auth.PasswordChangeDoneView.as_view(), name="password_change_done"),
     path("password_reset/", when_mail_is_set_up(auth.PasswordResetView.as_view()), name="password_reset"),

@@ -5,7 +5,9 @@ from __future__ import annotations
 from functools import wraps
 
 from django.conf import settings
-from django.shortcuts import render
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.throttling import ScopedRateThrottle
 
@@ -36,3 +38,21 @@ class ThrottledAuthToken(ObtainAuthToken):
 def login_context(request) -> dict:
     """Template context: whether the log-in page may offer a password reset by mail."""
     return {"password_reset_by_email": settings.PASSWORD_RESET_BY_EMAIL}
+
+
+@require_POST
+@login_required
+def choose_language(request):
+    """Keep the person's interface language (any device they sign in on) and go back where they were."""
+    from django.utils.http import url_has_allowed_host_and_scheme
+
+    from accounts.models import Preference
+
+    language = request.POST.get("language", "")
+    if language in dict(settings.LANGUAGES):
+        Preference.objects.update_or_create(user=request.user, defaults={"language": language})
+        request.session["yardstick_language"] = language
+    target = request.POST.get("next") or "/"
+    if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
+        target = "/"
+    return redirect(target)

@@ -198,6 +198,9 @@ class BenchmarkSpec:
     scenes_needed_to_score: bool = False
     #: Dotted path "module:Class" of its human-test trial, or "" when it cannot be tested on people.
     trial: str = ""
+    #: Dotted path "module:Class" of its annotation workflow (annotation/workflows/), or "" when
+    #: its items cannot be annotated in Yardstick.
+    authoring: str = ""
     #: Breakdown plots on the report page.
     plots: tuple[BreakdownPlot, ...] = ()
 

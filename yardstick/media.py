@@ -23,6 +23,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, Http404, HttpResponse
 from django.utils.http import content_disposition_header
 
+from annotation.selectors import files_shown_to as files_worked_on
 from benchmarks.selectors import datasets_for
 from humantest.selectors import files_shown_to
 
@@ -32,7 +33,11 @@ INLINE = re.compile(r"image/(png|jpeg|gif|webp|bmp|tiff)")
 
 
 def may_read(user, dataset_id: int, name: str) -> bool:
-    return datasets_for(user).filter(pk=dataset_id).exists() or name in files_shown_to(user, dataset_id)
+    return (
+        datasets_for(user).filter(pk=dataset_id).exists()
+        or name in files_shown_to(user, dataset_id)
+        or name in files_worked_on(user, dataset_id)
+    )
 
 
 @login_required

@@ -100,9 +100,11 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "accounts.middleware.UserLanguageMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Last: turns a locked-out log-in into the lockout page.
@@ -186,6 +188,10 @@ LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 
 LANGUAGE_CODE = "en"
+# The annotators' and reviewers' pages in English and Simplified Chinese (compiled catalogues in
+# locale/, made by `make messages`); each person chooses in the page header.
+LANGUAGES = [("en", "English"), ("zh-hans", "简体中文")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
@@ -195,6 +201,7 @@ STATICFILES_DIRS = [
     BASE_DIR / "static",
     # npm packages pinned in package.json (`make` runs `npm ci`), served as ES modules.
     ("vendor/sortablejs", BASE_DIR / "node_modules" / "sortablejs" / "modular"),
+    ("vendor/konva", BASE_DIR / "node_modules" / "konva"),
 ]
 STATIC_ROOT = VAR_DIR / "static"
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # whitenoise serves from here after collectstatic
@@ -259,6 +266,8 @@ CELERY_TASK_ROUTES = {"benchmarks.run_import": {"queue": "imports"}}
 # is declared failed (its worker was killed), when its page or the API is read, or a worker starts.
 JOB_HEARTBEAT_S = float(os.environ.get("YARDSTICK_JOB_HEARTBEAT_S", "10"))
 JOB_LOST_AFTER_S = float(os.environ.get("YARDSTICK_JOB_LOST_AFTER_S", "120"))
+# Seconds one annotation submit may spend reading its evidence with OCR (0: never in a request).
+ANNOTATION_OCR_BUDGET_S = float(os.environ.get("YARDSTICK_OCR_BUDGET_S", "4"))
 CELERY_TASK_ALWAYS_EAGER = env_flag("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False

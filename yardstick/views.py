@@ -3,7 +3,9 @@
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
 
-from accounts.roles import ADMIN, RESEARCHER, TESTER, user_roles
+from accounts.roles import ADMIN, ANNOTATOR, RESEARCHER, REVIEWER, TESTER, user_roles
+from annotation.selectors import projects_for_researcher
+from annotation.views import work_context
 from benchmarks.selectors import datasets_for, import_jobs_for
 from humantest.selectors import plans_for_researcher, sessions_for_tester
 
@@ -16,6 +18,9 @@ def home(request):
         context["datasets"] = datasets_for(request.user)[:20]
         context["jobs"] = import_jobs_for(request.user)[:5]
         context["plans"] = plans_for_researcher(request.user)[:10]
+        context["annotation_projects"] = projects_for_researcher(request.user)[:10]
+    if ANNOTATOR in roles or REVIEWER in roles:
+        context.update(work_context(request.user))
     if TESTER in roles:
         context["entries"] = sessions_for_tester(request.user)
     return render(request, "home.html", context)

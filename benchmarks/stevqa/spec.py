@@ -37,6 +37,7 @@ class SteVqaSpec(BenchmarkSpec):
     variants = (Choice(OFFICIAL, "official (released evaluator)"), Choice("paper", "paper"))
     region_kind = "quadrilateral"
     trial = "humantest.trials.stevqa:SteVqaTrial"
+    authoring = "annotation.workflows.stevqa:SteVqaAuthoring"
     plots = (
         BreakdownPlot(
             "CLC by language",

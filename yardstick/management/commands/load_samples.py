@@ -9,6 +9,7 @@ from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand
 
 from accounts.roles import ADMIN, ROLES, sync_roles
+from annotation.demo import create_demo_project
 from benchmarks import registry
 from benchmarks.models import Dataset
 from benchmarks.services import import_dataset
@@ -36,7 +37,7 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         sync_roles()
         users = create_demo_users()
-        report = {"users": users, "datasets": {}, "test_plans": []}
+        report = {"users": users, "datasets": {}, "test_plans": [], "annotation_projects": []}
         with tempfile.TemporaryDirectory(prefix="yardstick-samples-") as workdir:
             for spec in registry.specs():
                 if not options["json"] and not demo_dataset(spec):
@@ -47,6 +48,8 @@ class Command(BaseCommand):
                 report["datasets"][spec.name] = outcome
                 if demo_plan := create_demo_plan(spec, dataset):
                     report["test_plans"].append(demo_plan)
+                if demo_project := create_demo_project(spec, dataset):
+                    report["annotation_projects"].append(demo_project)
         if options["json"]:
             self.stdout.write(json.dumps(report))
             return
@@ -57,6 +60,10 @@ class Command(BaseCommand):
             self.stdout.write(f"  {benchmark}: {outcome}")
         self.stdout.write(
             f"  test plans for the demo tester: {', '.join(report['test_plans']) or 'already there'}"
+        )
+        self.stdout.write(
+            "  annotation projects for the demo annotator and reviewer: "
+            f"{', '.join(report['annotation_projects']) or 'already there'}"
         )
 
 

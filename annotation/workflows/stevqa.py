@@ -1,0 +1,73 @@
+"""STE-VQA authoring: question-answer pairs about the text in an image, each with its evidence quad.
+
+What the generic queue and pages need from the benchmark: which file is the image, the rules a
+submission must pass (annotation/rules.py), the OCR check of an answer against its evidence
+(annotation/ocr.py), and how accepted pairs become the benchmark's own training-layout records, so
+an annotation project's output imports, exports, scores and tests like any released file.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from annotation import rules
+from benchmarks.spec import BenchmarkSpec
+from benchmarks.stevqa.formats import language
+
+
+class SteVqaAuthoring:
+    image_role = "image"
+
+    def __init__(self, spec: BenchmarkSpec) -> None:
+        self.spec = spec
+
+    def annotatable(self, items):
+        """The items that can be annotated: those with an image."""
+        return items.filter(media__has_key=self.image_role)
+
+    def language(self, text: str) -> str:
+        return language(text)
+
+    def check(self, pairs: list[dict[str, Any]], *, width: int, height: int, fixed_questions: bool):
+        return rules.check_pairs(pairs, width=width, height=height, fixed_questions=fixed_questions)
+
+    def read_evidence(self, image_path, evidence: list[float], answer: str):
+        from annotation import ocr  # loads the OCR models on first use
+
+        return ocr.check_answer(image_path, evidence, answer)
+
+    def ocr_threshold(self) -> float:
+        from annotation import ocr
+
+        return ocr.THRESHOLD
+
+    def demo_pairs(self, item) -> list[dict[str, Any]]:
+        """The item's own released pairs as an annotator would submit them (for demo work)."""
+        return [
+            {
+                "question": qa["question"],
+                "answer": qa["answer"],
+                "evidence": [float(v) for v in qa["evidence"]],
+            }
+            for qa in item.ground_truth.get("annotation", [])
+        ]
+
+    def record(self, external_id: str, image: str, pairs: list[dict[str, Any]]) -> dict[str, Any]:
+        """One image's accepted pairs as a training-layout record; coordinates as strings, as released."""
+        return {
+            "id": external_id,
+            "image": image,
+            "annotation": [
+                {
+                    "question": pair["question"],
+                    "answer": pair["answer"],
+                    "evidence": [format_coordinate(value) for value in pair["evidence"]],
+                }
+                for pair in pairs
+            ],
+        }
+
+
+def format_coordinate(value: float) -> str:
+    value = round(float(value), 1)
+    return str(int(value)) if value == int(value) else str(value)
