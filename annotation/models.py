@@ -70,10 +70,22 @@ class Task(models.Model):
     opinions = models.PositiveSmallIntegerField(
         default=1, help_text="How many annotators answer this item: 1, or 2 for a second opinion."
     )
+    # Where the queue looks for work (annotation/queue.py keeps both up to date): the round the
+    # next claim takes, and whether it can be taken now. The constraints on Assignment, not
+    # these, are what guarantee that no round is held twice.
+    next_round = models.PositiveSmallIntegerField(default=1)
+    available = models.BooleanField(default=True)
 
     class Meta:
         ordering = ["project", "position"]
         constraints = [models.UniqueConstraint(fields=["project", "item"], name="task_unique_item")]
+        indexes = [
+            models.Index(
+                fields=["project", "-next_round", "position"],
+                condition=Q(available=True),
+                name="task_available",
+            )
+        ]
 
     def __str__(self) -> str:
         return f"task {self.position} of {self.project}"

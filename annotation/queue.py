@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
+from django.core.cache import cache
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Exists, F, OuterRef, Q
 from django.utils import timezone
@@ -65,45 +67,72 @@ def expire_leases(project: Project | None = None, now: datetime | None = None) -
     lapsed = Assignment.objects.filter(status=Assignment.Status.LEASED, lease_expires_at__lt=now)
     if project is not None:
         lapsed = lapsed.filter(task__project=project)
-    returned = lapsed.filter(submitted_at__isnull=False).update(status=Assignment.Status.RETURNED)
-    expired = lapsed.filter(submitted_at__isnull=True).update(status=Assignment.Status.EXPIRED)
-    return returned + expired
+    found = list(lapsed.values_list("pk", "task_id", "submitted_at"))
+    if not found:
+        return 0
+    # Each UPDATE checks the lapse again: a heartbeat that renewed a lease meanwhile keeps it.
+    again = {"status": Assignment.Status.LEASED, "lease_expires_at__lt": now}
+    returned = [pk for pk, _, submitted in found if submitted is not None]
+    first = [pk for pk, _, submitted in found if submitted is None]
+    count = Assignment.objects.filter(pk__in=returned, **again).update(status=Assignment.Status.RETURNED)
+    with transaction.atomic():
+        expired = Assignment.objects.filter(pk__in=first, **again).update(status=Assignment.Status.EXPIRED)
+        if expired:
+            reopen(
+                Assignment.objects.filter(pk__in=first, status=Assignment.Status.EXPIRED).values("task_id")
+            )
+    return count + expired
+
+
+def reopen(tasks) -> None:
+    """The round a task's last attempt held is free again (expired or skipped)."""
+    Task.objects.filter(pk__in=tasks).update(available=True)
+
+
+def expire_now(project: Project, now: datetime) -> None:
+    """Expire the project's lapsed leases, at most every ANNOTATION_EXPIRY_EVERY_S seconds per
+    project (every claim asks; one that finds the shared cache's mark leaves it to the next)."""
+    every = settings.ANNOTATION_EXPIRY_EVERY_S
+    if every <= 0 or cache.add(f"annotation:expired:{project.pk}", 1, timeout=every):
+        expire_leases(project, now)
 
 
 def held_by(project: Project, user: Any, now: datetime) -> Assignment | None:
     """The person's work in hand: a task still leased to them, else one a reviewer returned."""
-    mine = Assignment.objects.filter(task__project=project, annotator=user).select_related("task__item")
-    leased = (
-        mine.filter(status=Assignment.Status.LEASED, lease_expires_at__gte=now).order_by("leased_at").first()
+    held = (
+        Assignment.objects.filter(task__project=project, annotator=user)
+        .filter(
+            Q(status=Assignment.Status.LEASED, lease_expires_at__gte=now)
+            | Q(status=Assignment.Status.RETURNED)
+        )
+        .select_related("task__project", "task__item__dataset")
+        .order_by("status", "leased_at")  # "leased" sorts before "returned": the task in hand first
+        .first()
     )
-    if leased is not None:
-        return leased
-    returned = mine.filter(status=Assignment.Status.RETURNED).order_by("submitted_at").first()
-    if returned is None:
-        return None
-    taken = Assignment.objects.filter(pk=returned.pk, status=Assignment.Status.RETURNED).update(
-        status=Assignment.Status.LEASED, leased_at=now, lease_expires_at=lease_end(project, now)
+    if held is None or held.status == Assignment.Status.LEASED:
+        return held
+    until = lease_end(project, now)
+    taken = Assignment.objects.filter(pk=held.pk, status=Assignment.Status.RETURNED).update(
+        status=Assignment.Status.LEASED, leased_at=now, lease_expires_at=until
     )
     if not taken:
         return None
-    returned.refresh_from_db()
-    return returned
+    held.status, held.leased_at, held.lease_expires_at = Assignment.Status.LEASED, now, until
+    return held
 
 
-def free_tasks(project: Project, user: Any, round_: int):
-    """Tasks whose round `round_` nobody holds, that this person has not worked on or skipped."""
-    live = Assignment.objects.filter(task=OuterRef("pk"), status__in=Assignment.LIVE)
+def free_tasks(project: Project, user: Any):
+    """Tasks with a round free now that this person has not worked on or skipped, second opinions
+    first, then in the project's order (one index scan: annotation/models.py, task_available)."""
     mine = Assignment.objects.filter(
         task=OuterRef("pk"), annotator=user, status__in=(*Assignment.LIVE, Assignment.Status.SKIPPED)
     )
-    tasks = (
-        Task.objects.filter(project=project, opinions__gte=round_)
-        .exclude(Exists(live.filter(round=round_)))
+    return (
+        Task.objects.filter(project=project, available=True)
         .exclude(Exists(mine))
+        .select_related("project", "item__dataset")
+        .order_by("-next_round", "position")
     )
-    if round_ > 1:  # a second opinion answers the first annotator's questions: they must exist
-        tasks = tasks.filter(Exists(live.filter(round=round_ - 1, status=Assignment.Status.SUBMITTED)))
-    return tasks.select_related("project").order_by("position")
 
 
 def claim(project: Project, user: Any, now: datetime | None = None) -> Assignment | None:
@@ -113,26 +142,27 @@ def claim(project: Project, user: Any, now: datetime | None = None) -> Assignmen
     the project's order.
     """
     now = now or timezone.now()
-    expire_leases(project, now)
+    expire_now(project, now)
     with transaction.atomic():
         held = held_by(project, user, now)
         if held is not None:
             return held
-        for round_ in (2, 1):
-            tasks = free_tasks(project, user, round_)
-            if connection.features.has_select_for_update_skip_locked:
-                tasks = tasks.select_for_update(skip_locked=True, of=("self",))
-            for task in tasks[:CANDIDATES]:
-                assignment = _take(task, round_, user, now)
-                if assignment is not None:
-                    return assignment
+        tasks = free_tasks(project, user)
+        if connection.features.has_select_for_update_skip_locked:
+            tasks = tasks.select_for_update(skip_locked=True, of=("self",))
+        for task in tasks[:CANDIDATES]:
+            assignment = _take(task, user, now)
+            if assignment is not None:
+                return assignment
     return None
 
 
-def _take(task: Task, round_: int, user: Any, now: datetime) -> Assignment | None:
-    # The last attempt by anyone at this round (lapsed or skipped) leaves its draft to the next.
+def _take(task: Task, user: Any, now: datetime) -> Assignment | None:
+    # This person's own lapsed attempt at the task leaves its draft to them.
     earlier = (
-        Assignment.objects.filter(task=task, round=round_, status=Assignment.Status.EXPIRED, annotator=user)
+        Assignment.objects.filter(
+            task=task, round=task.next_round, status=Assignment.Status.EXPIRED, annotator=user
+        )
         .order_by("-leased_at")
         .values_list("draft", "version")
         .first()
@@ -140,17 +170,28 @@ def _take(task: Task, round_: int, user: Any, now: datetime) -> Assignment | Non
     draft, version = earlier if earlier else ({}, 0)
     try:
         with transaction.atomic():
-            return Assignment.objects.create(
+            if not Task.objects.filter(pk=task.pk, available=True).update(available=False):
+                return None  # someone took it a moment ago
+            assignment = Assignment.objects.create(
                 task=task,
-                round=round_,
+                round=task.next_round,
                 annotator=user,
                 leased_at=now,
                 lease_expires_at=lease_end(task.project, now),
                 draft=draft,
                 version=version,
             )
-    except IntegrityError:  # someone took this round (or this person holds the task) meanwhile
+    except IntegrityError:  # someone holds this round (or this person the task): rolled back
         return None
+    assignment.task = task
+    return assignment
+
+
+def submitted(assignment: Assignment, first_time: bool) -> None:
+    """After a round's first submit, the task's next round (a second opinion) is open."""
+    task = assignment.task
+    if first_time and assignment.round < task.opinions:
+        Task.objects.filter(pk=task.pk).update(next_round=assignment.round + 1, available=True)
 
 
 def holding(assignment_id: int, user: Any, now: datetime) -> Q:
@@ -203,10 +244,17 @@ def close(assignment: Assignment, user: Any, version: int, **changes: Any) -> As
     )
     if not updated:
         raise refusal(assignment.pk, user, now)
-    assignment.refresh_from_db()
+    assignment.version = version + 1
+    assignment.work_seconds += (now - assignment.leased_at).total_seconds()
+    for name, value in changes.items():
+        setattr(assignment, name, value)
     return assignment
 
 
 def skip(assignment: Assignment, user: Any, version: int, reason: str) -> Assignment:
     """Give a task back with a reason; it goes to someone else, never back to this person."""
-    return close(assignment, user, version, status=Assignment.Status.SKIPPED, skip_reason=reason)
+    with transaction.atomic():
+        closed = close(assignment, user, version, status=Assignment.Status.SKIPPED, skip_reason=reason)
+        if closed.submitted_at is None:  # returned work, once skipped, is not reopened to others
+            reopen([closed.task_id])
+    return closed

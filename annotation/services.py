@@ -7,6 +7,7 @@ nothing; a write based on an old version raises queue.Stale with what the server
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import random
@@ -171,10 +172,19 @@ def image_file(item: Item, role: str) -> Path | None:
 
 def image_size(path: Path | None) -> tuple[int, int]:
     """(width, height) from the file's header; (0, 0) when the file is missing or unreadable."""
-    from PIL import Image, UnidentifiedImageError
-
     if path is None:
         return 0, 0
+    try:
+        modified = path.stat().st_mtime_ns
+    except OSError:
+        return 0, 0
+    return header_size(str(path), modified)
+
+
+@functools.lru_cache(maxsize=8192)
+def header_size(path: str, modified: int) -> tuple[int, int]:
+    from PIL import Image, UnidentifiedImageError
+
     try:
         with Image.open(path) as image:
             return image.size
@@ -218,10 +228,10 @@ def read_pairs(raw: Any) -> list[dict[str, Any]]:
 
 
 def first_round_pairs(task: Task) -> list[QAPair]:
-    """The first annotator's pairs of a task (what a second opinion answers)."""
+    """The first annotator's pairs of a task (what a second opinion answers), as they stand."""
     return list(
         QAPair.objects.filter(
-            assignment__task=task, assignment__round=1, assignment__status=Assignment.Status.SUBMITTED
+            assignment__task=task, assignment__round=1, assignment__status__in=Assignment.LIVE
         ).order_by("index")
     )
 
@@ -263,6 +273,7 @@ def submit(
     if mismatched:
         raise Refused(mismatched)
     now = timezone.now()
+    first_time = assignment.submitted_at is None
     with transaction.atomic():
         assignment = queue.close(
             assignment,
@@ -273,7 +284,8 @@ def submit(
             return_reason="",
             draft={"pairs": [public_pair(pair) for pair in pairs]},
         )
-        write_pairs(assignment, user, pairs, readings, workflow)
+        write_pairs(assignment, user, pairs, readings, workflow, first_time=first_time)
+        queue.submitted(assignment, first_time)
     unread = [index for index, reading in enumerate(readings) if reading is None]
     if unread and path is not None and check_evidence:
         from annotation.tasks import read_pairs_later
@@ -311,10 +323,16 @@ def read_evidence(workflow, path: Path | None, pairs: list[dict[str, Any]]) -> l
 
 
 def write_pairs(
-    assignment: Assignment, user, pairs: list[dict[str, Any]], readings: list[Any], workflow
+    assignment: Assignment,
+    user,
+    pairs: list[dict[str, Any]],
+    readings: list[Any],
+    workflow,
+    *,
+    first_time: bool,
 ) -> None:
     """Store the submitted pairs by position: a changed or rejected pair gets a new version."""
-    existing = {pair.index: pair for pair in assignment.pairs.all()}
+    existing = {} if first_time else {pair.index: pair for pair in assignment.pairs.all()}
     for index, (pair, reading) in enumerate(zip(pairs, readings, strict=True)):
         content = {
             "question": pair["question"],

@@ -145,12 +145,16 @@ def task_data(request, assignment: Assignment) -> dict[str, Any]:
         if assignment.round > 1
         else []
     )
-    returned = [
-        {"index": index, "reason": reason}
-        for index, reason in assignment.pairs.filter(review=QAPair.Review.REJECTED).values_list(
-            "index", "review_reason"
-        )
-    ]
+    returned = (
+        [
+            {"index": index, "reason": reason}
+            for index, reason in assignment.pairs.filter(review=QAPair.Review.REJECTED).values_list(
+                "index", "review_reason"
+            )
+        ]
+        if assignment.submitted_at
+        else []
+    )
     draft = assignment.draft or {}
     if not draft.get("pairs") and fixed:
         draft = {
@@ -253,7 +257,7 @@ def submit(request, pk: int):
     except queue.QueueError as error:
         return queue_error(error)
     return JsonResponse(
-        {"submitted": assignment.pairs.count(), "next": next_payload(request, assignment.task.project)}
+        {"submitted": len(body.get("pairs") or ()), "next": next_payload(request, assignment.task.project)}
     )
 
 

@@ -268,6 +268,8 @@ JOB_HEARTBEAT_S = float(os.environ.get("YARDSTICK_JOB_HEARTBEAT_S", "10"))
 JOB_LOST_AFTER_S = float(os.environ.get("YARDSTICK_JOB_LOST_AFTER_S", "120"))
 # Seconds one annotation submit may spend reading its evidence with OCR (0: never in a request).
 ANNOTATION_OCR_BUDGET_S = float(os.environ.get("YARDSTICK_OCR_BUDGET_S", "4"))
+# Lapsed annotation leases are looked for at most this often per project (each claim asks).
+ANNOTATION_EXPIRY_EVERY_S = float(os.environ.get("YARDSTICK_EXPIRY_EVERY_S", "1"))
 CELERY_TASK_ALWAYS_EAGER = env_flag("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False

@@ -33,6 +33,12 @@ def blank_dataset(folder: Path, count: int, *, name: str = "blank", size=(200, 1
     )
 
 
+@pytest.fixture(autouse=True)
+def expire_on_every_claim(settings):
+    """Tests move lease ends by hand and claim at once: no once-a-second wait for the expiry."""
+    settings.ANNOTATION_EXPIRY_EVERY_S = 0
+
+
 @pytest.fixture(scope="session")
 def demo_stevqa_files(tmp_path_factory):
     """8 generated STE-VQA street scenes with their signs' text and quadrilaterals (made once)."""

@@ -42,6 +42,7 @@ def test_a_second_opinion_comes_only_after_the_first_is_submitted_and_never_to_t
     held = queue.claim(project, a1)
     assert held.task.position == 0 and held.round == 1
     queue.close(held, a1, held.version, status=Assignment.Status.SUBMITTED, submitted_at=timezone.now())
+    queue.submitted(held, first_time=True)
     after = queue.claim(project, a1)
     assert after.task.position == 1  # not the second opinion on their own image
     second = queue.claim(project, a2)
