@@ -16,6 +16,9 @@ import pytest
 from django.core.files.base import ContentFile
 from django.test import Client
 
+from annotation import queue as annotation_queue
+from annotation import services as annotation_services
+from annotation.models import QAPair
 from benchmarks.models import Dataset, ImportJob
 from benchmarks.services import import_dataset, run_import_job
 from evaluation.services import delete_submissions, submit_predictions
@@ -66,8 +69,9 @@ def busy_site(trance_dataset, tmp_path, django_capture_on_commit_callbacks):
     admin.is_superuser = admin.is_staff = True
     admin.save()
     researcher = make_user("rita", "researcher")
-    make_user("ann", "annotator")
-    make_user("rev", "reviewer")
+    annotator = make_user("ann", "annotator")
+    second = make_user("ann2", "annotator")
+    reviewer = make_user("rev", "reviewer")
     testers = [make_user(name, "tester") for name in ("tess", "tom", "tia")]
 
     path = stevqa_samples(tmp_path / "stevqa", count=3, seed=1)
@@ -136,7 +140,38 @@ def busy_site(trance_dataset, tmp_path, django_capture_on_commit_callbacks):
     ImportJob.objects.create(
         benchmark="cric", name="waiting", created_by=researcher, upload=ContentFile(b"[]", name="w.json")
     )
-    return {"refs": clevrref}
+    # Annotation: a pair accepted, one rejected (its task back with ann), one waiting for review,
+    # a second opinion given, a task in hand; and a project nobody has started.
+    project = annotation_services.create_project(
+        dataset=signs, name="Signs", overlap=1.0, annotators=[annotator, second], reviewers=[reviewer]
+    )
+    annotation_services.create_project(dataset=signs, name="Untouched", overlap=0, annotators=[second])
+    settings_ocr = {"check_evidence": False}
+    for person in (annotator, second, annotator):
+        held = annotation_queue.claim(project, person)
+        pairs = (
+            [
+                {"source": p.pk, "question": p.question, "answer": p.answer, "evidence": p.evidence}
+                for p in annotation_services.first_round_pairs(held.task)
+            ]
+            if held.round > 1
+            else [
+                {
+                    "question": qa["question"],
+                    "answer": qa["answer"],
+                    "evidence": [float(v) for v in qa["evidence"]],
+                }
+                for qa in held.task.item.ground_truth["annotation"]
+            ]
+        )
+        annotation_services.submit(held, person, version=held.version, pairs=pairs, **settings_ocr)
+    pairs = list(QAPair.objects.filter(assignment__annotator=annotator, assignment__round=1).order_by("pk"))
+    annotation_services.review(pairs[0], reviewer, version=pairs[0].version, action="accept")
+    annotation_services.review(
+        pairs[-1], reviewer, version=pairs[-1].version, action="reject", reason="blurred"
+    )
+    annotation_queue.claim(project, second)
+    return {"refs": clevrref, "project": project, "waiting": pairs[1] if len(pairs) > 2 else pairs[0]}
 
 
 def crawl(client: Client) -> tuple[dict[str, int], list[str]]:
@@ -144,7 +179,18 @@ def crawl(client: Client) -> tuple[dict[str, int], list[str]]:
     statuses: dict[str, int] = {}
     variants: Counter[str] = Counter()
     queue = deque(
-        ["/", "/api/v1/", "/test/", "/test/history/", "/datasets/", "/test/plans/", "/api/schema/", "/admin/"]
+        [
+            "/",
+            "/api/v1/",
+            "/test/",
+            "/test/history/",
+            "/datasets/",
+            "/test/plans/",
+            "/annotate/",
+            "/annotate/projects/",
+            "/api/schema/",
+            "/admin/",
+        ]
     )
     while queue and len(statuses) < PAGES_PER_ROLE:
         url = queue.popleft()
@@ -170,7 +216,7 @@ def crawl(client: Client) -> tuple[dict[str, int], list[str]]:
     return statuses, [f"{url} {status}" for url, status in statuses.items() if status >= 500]
 
 
-ROLES = [None, "ada", "rita", "ann", "rev", "tess", "tom", "tia"]
+ROLES = [None, "ada", "rita", "ann", "ann2", "rev", "tess", "tom", "tia"]
 
 
 def test_no_page_fails_for_any_role(busy_site):
@@ -200,4 +246,16 @@ def test_no_page_fails_for_any_role(busy_site):
     assert any(url.startswith("/admin/humantest/trial/") for url in admin_pages)
     # Testers reached their sessions; nobody else's pages answered them with more than a refusal.
     assert any(url.startswith("/test/sessions/") for url in reached["tess"])
+    # Annotators reached their work, the researcher the projects' pages, plots and exports.
+    assert any(url.endswith("/work/") and reached["ann"][url] == 200 for url in reached["ann"])
+    assert any(url.endswith("/work/") and reached["ann2"][url] == 200 for url in reached["ann2"])
+    for part in ("/annotate/projects/", "/plots/first-words.png", "/export/icdar/"):
+        assert part in researcher, part
+    assert any(url.startswith("/admin/annotation/qapair/") for url in admin_pages)
+    # The review page answers its reviewer, and nobody else.
+    waiting = f"/annotate/review/pairs/{busy_site['waiting'].pk}/"
+    for name, status in (("rev", 200), ("ann", 403), ("ann2", 403), ("tess", 403), ("rita", 403)):
+        client = Client()
+        client.force_login(get_user_model().objects.get(username=name))
+        assert client.get(waiting).status_code == status, name
     assert all(status in (200, 302, 403, 404, 405) for role in ROLES for status in reached[role].values())
