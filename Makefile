@@ -57,6 +57,8 @@ perf: $(VENV)/.test-installed
 	$(PY) perf/humantest_draw.py
 	$(PY) perf/faults.py
 	$(PY) perf/mixed_load.py
+	$(PY) perf/annotation_queue.py --seconds 60
+	$(PY) perf/annotation_queue.py --seconds 60 --think-s 2
 
 system-run:
 	scripts/system-packages.sh $(RUN_PACKAGES)
