@@ -71,6 +71,9 @@ def run_crowd(project, users, *, seed: int = 0, patience_s: float = 20.0) -> dic
                         note("errors", f"{user.username}: a draft with a wrong version was stored")
                     except queue.Stale:
                         note("stale", assignment.pk)
+                    except queue.LeaseLost:  # the lease lapsed while this one waited to write
+                        note("late", assignment.pk)
+                        continue
                 try:
                     version, _ = queue.save_draft(assignment, user, assignment.version, {"pairs": pairs})
                     services.submit(assignment, user, version=version, pairs=pairs)
