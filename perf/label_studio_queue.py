@@ -35,6 +35,7 @@ import http.cookiejar
 import json
 import os
 import platform
+import re
 import secrets
 import shlex
 import shutil
@@ -123,7 +124,7 @@ class Api:
                 if resp.getheader("Connection", "").lower() == "close" or resp.version == 10:
                     self.close()
                 break
-            except (http.client.HTTPException, ConnectionError, socket.timeout, OSError):
+            except (TimeoutError, http.client.HTTPException, OSError):
                 self.close()
                 if attempt:
                     raise
@@ -177,14 +178,22 @@ def start_label_studio(args, workdir: Path, port: int, admin_password: str, admi
         "--log-level",
         "WARNING",
     ]
-    log = open(workdir / "label-studio.log", "wb")
-    proc = subprocess.Popen(
-        cmd, cwd=workdir, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
-    )
+    with open(workdir / "label-studio.log", "wb") as log:  # the child keeps its own copy of the descriptor
+        proc = subprocess.Popen(
+            cmd,
+            cwd=workdir,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
     deadline = time.monotonic() + args.startup_timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"label-studio exited with {proc.returncode}; log:\n{tail(workdir / 'label-studio.log')}")
+            raise RuntimeError(
+                f"label-studio exited with {proc.returncode}; log:\n{tail(workdir / 'label-studio.log')}"
+            )
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=5) as r:
                 if r.status == 200:
@@ -192,7 +201,9 @@ def start_label_studio(args, workdir: Path, port: int, admin_password: str, admi
         except (urllib.error.URLError, OSError, http.client.HTTPException):
             pass
         time.sleep(1)
-    raise RuntimeError(f"label-studio did not answer in {args.startup_timeout} s; log:\n{tail(workdir / 'label-studio.log')}")
+    raise RuntimeError(
+        f"label-studio did not answer in {args.startup_timeout} s; log:\n{tail(workdir / 'label-studio.log')}"
+    )
 
 
 def tail(path: Path, n: int = 4000) -> str:
@@ -225,7 +236,9 @@ def signup_and_token(port: int, email: str, password: str) -> str:
     csrf = next((c.value for c in jar if c.name == "csrftoken"), None)
     if not csrf:
         raise RuntimeError("no csrftoken cookie from /user/signup/")
-    form = urllib.parse.urlencode({"email": email, "password": password, "csrfmiddlewaretoken": csrf}).encode()
+    form = urllib.parse.urlencode(
+        {"email": email, "password": password, "csrfmiddlewaretoken": csrf}
+    ).encode()
     req = urllib.request.Request(
         f"{base}/user/signup/",
         data=form,
@@ -259,7 +272,10 @@ def setup(port: int, admin_token: str, args) -> tuple[int, list[dict]]:
     tokens = {a["token"] for a in annotators} | {admin_token}
     if len(tokens) != args.annotators + 1:
         raise RuntimeError("annotator tokens are not distinct")
-    print(f"{args.annotators} annotators signed up, each with its own token ({time.monotonic() - t0:.1f} s)", flush=True)
+    print(
+        f"{args.annotators} annotators signed up, each with its own token ({time.monotonic() - t0:.1f} s)",
+        flush=True,
+    )
 
     project = check(
         *admin.request(
@@ -352,7 +368,9 @@ def run_load(port: int, pid: int, annotators: list[dict], seconds: float) -> dic
                 "project": pid,
             }
             try:
-                status, payload = api.request("POST", f"/api/tasks/{task_id}/annotations/?project={pid}", body)
+                status, payload = api.request(
+                    "POST", f"/api/tasks/{task_id}/annotations/?project={pid}", body
+                )
             except Exception as exc:  # noqa: BLE001
                 with lock:
                     failures[f"submit: {type(exc).__name__}"] += 1
@@ -408,7 +426,9 @@ def pct(values: list[float]) -> dict:
 
 def audit(port: int, admin_token: str, pid: int, n_tasks: int) -> dict:
     admin = Api(port, admin_token, timeout=300)
-    status, tasks = admin.request("GET", f"/api/projects/{pid}/export?exportType=JSON&download_all_tasks=true")
+    status, tasks = admin.request(
+        "GET", f"/api/projects/{pid}/export?exportType=JSON&download_all_tasks=true"
+    )
     check(status, tasks, "export")
     project = check(*admin.request("GET", f"/api/projects/{pid}/"), "read project")
     admin.close()
@@ -430,12 +450,51 @@ def audit(port: int, admin_token: str, pid: int, n_tasks: int) -> dict:
         "tasks_unannotated": n_tasks - sum(1 for u in per_task.values() if u),
         "tasks_by_2plus_users": len(multi_user),
         "tasks_with_2plus_annotations": len(over_one),
+        "most_annotations_on_one_task": max((len(u) for u in per_task.values()), default=0),
         "example_duplicates": multi_user[:10],
         "project_counters": {
             k: project.get(k)
-            for k in ("task_number", "num_tasks_with_annotations", "total_annotations_number", "finished_task_number")
+            for k in (
+                "task_number",
+                "num_tasks_with_annotations",
+                "total_annotations_number",
+                "finished_task_number",
+            )
         },
     }
+
+
+FRAME = re.compile(r'File ".*/label_studio/([^"]+)", line \d+, in (\w+)')
+BUG = re.compile(r"\[(tasks\.models::\w+)::\d+\] \[ERROR\] (.*)")
+
+
+def summarize_log(text: str) -> dict:
+    """What Label Studio's own log says about the load: handled API errors (a "database is locked" is
+    retried by its DatabaseIsLockedRetryMiddleware, sleeping 1 s, 1.5 s, ...), with the view that
+    raised it, and its own "it's a bug" lock/overlap errors."""
+    found = collections.Counter()
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if "custom_exception_handler" in line and "[ERROR]" in line:
+            message = line.split("[ERROR]", 1)[1].strip().split(" ", 1)[-1]
+            if message.startswith("There are no tasks for"):
+                continue  # the queue's ordinary 404
+            where = "?"
+            for follow in lines[i + 1 : i + 300]:
+                if follow.startswith("[20"):
+                    break
+                m = FRAME.search(follow)
+                if m and m.group(1).endswith("api.py"):
+                    where = f"{m.group(1)}:{m.group(2)}"
+            found[f"handled error in {where}: {message}"] += 1
+        elif "it's a bug" in line or "that's a bug" in line:
+            m = BUG.search(line)
+            text_ = re.sub(r"\d+", "N", m.group(2)) if m else line
+            found[f"{m.group(1) if m else 'LS'}: {text_}"] += 1
+        elif "Internal Server Error:" in line:
+            path = line.split("Internal Server Error:", 1)[1].strip().split("?")[0]
+            found["500 " + re.sub(r"/\d+", "/N", path)] += 1
+    return dict(found)
 
 
 def ls_version(port: int) -> str:
@@ -485,9 +544,12 @@ def write_results(results_dir: Path, record: dict) -> None:
         )
     out.append("")
     for r in rows:
-        out.append(f"- {r['annotators']} annotators / {r['tasks']} tasks: machine {r['machine']['machine']}; "
-                   f"load average before {r['machine']['load_before']}, after {r['load_after']}; "
-                   f"command `{r['command']}`")
+        srv = ", ".join(f"{k} x{v}" for k, v in r.get("server_log_during_load", {}).items()) or "nothing"
+        out.append(
+            f"- {r['annotators']} annotators / {r['tasks']} tasks: machine {r['machine']['machine']}; "
+            f"load average before {r['machine']['load_before']}, after {r['load_after']}; "
+            f"Label Studio's log during the load: {srv}; command `{r['command']}`"
+        )
     out.append("")
     (results_dir / "label_studio_queue.md").write_text("\n".join(out))
 
@@ -501,6 +563,7 @@ def main() -> int:
     p.add_argument("--data-dir", help="Label Studio data dir (default: a fresh one in a temp folder)")
     p.add_argument("--startup-timeout", type=float, default=600)
     p.add_argument("--results-dir", default=str(ROOT / "perf" / "results"))
+    p.add_argument("--keep-log", help="copy Label Studio's log to this file at the end")
     args = p.parse_args()
     if not Path(args.label_studio).exists():
         print(f"label-studio not found at {args.label_studio}", file=sys.stderr)
@@ -515,12 +578,16 @@ def main() -> int:
     try:
         t0 = time.monotonic()
         proc = start_label_studio(args, workdir, port, admin_password, admin_token)
-        print(f"Label Studio up on port {port} in {time.monotonic() - t0:.1f} s (data in {workdir})", flush=True)
+        print(
+            f"Label Studio up on port {port} in {time.monotonic() - t0:.1f} s (data in {workdir})", flush=True
+        )
         version = ls_version(port)
         pid, annotators = setup(port, admin_token, args)
+        log_mark = (workdir / "label-studio.log").stat().st_size
         print(f"load: {args.annotators} annotators, {args.seconds:g} s ...", flush=True)
         load = run_load(port, pid, annotators, args.seconds)
         load_after = " ".join(f"{x:.2f}" for x in os.getloadavg())
+        log_during_load = (workdir / "label-studio.log").read_bytes()[log_mark:].decode(errors="replace")
         result = audit(port, admin_token, pid, args.tasks)
         cycles = len(load["latencies"])
         record = {
@@ -538,20 +605,20 @@ def main() -> int:
             "handed_to_2plus_by_next": len(load["handed_to_2plus"]),
             "same_user_got_task_again": load["same_user_repeats"],
             "audit": result,
+            "server_log_during_load": summarize_log(log_during_load),
             "ls_version": version,
             "server": "label-studio start (Django runserver, threaded), SQLite, DEBUG off",
             "when": time.strftime("%Y-%m-%d %H:%M:%S"),
             "machine": machine,
             "load_after": load_after,
-            "command": " ".join(shlex.quote(a) for a in [".venv/bin/python", "perf/label_studio_queue.py", *sys.argv[1:]]),
+            "command": " ".join(
+                shlex.quote(a) for a in [".venv/bin/python", "perf/label_studio_queue.py", *sys.argv[1:]]
+            ),
         }
         print(json.dumps(record, indent=2), flush=True)
         write_results(Path(args.results_dir), record)
-        errs = [ln for ln in tail(workdir / "label-studio.log", 200000).splitlines() if "Error" in ln or "error" in ln]
-        if errs:
-            print(f"Label Studio log: {len(errs)} lines mention errors; last ones:", flush=True)
-            for ln in errs[-10:]:
-                print("   ", ln[:300])
+        if args.keep_log:
+            shutil.copyfile(workdir / "label-studio.log", args.keep_log)
         return 0
     except Exception as exc:
         print(f"FAILED: {exc}", file=sys.stderr)
@@ -559,9 +626,7 @@ def main() -> int:
         return 1
     finally:
         stop_label_studio(proc)
-        shutil.rmtree(workdir, ignore_errors=True)
-        if args.data_dir:
-            pass  # a data dir the caller gave is left in place
+        shutil.rmtree(workdir, ignore_errors=True)  # a --data-dir given by the caller is left in place
 
 
 if __name__ == "__main__":
