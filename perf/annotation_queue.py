@@ -109,6 +109,7 @@ def annotator(
                         "question": entry["question"],
                         "answer": "x",
                         "evidence": EVIDENCE,
+                        "ocr_confirmed": True,  # blank images: OCR reads nothing (it still runs)
                     }
                     for entry in task["fixed_questions"]
                 ]
@@ -119,6 +120,7 @@ def annotator(
                         "question": f"What does sign {written} of {number} say?",
                         "answer": "x",
                         "evidence": EVIDENCE,
+                        "ocr_confirmed": True,
                     }
                 ]
             if think_s:  # writing the pair (exponential, mean think_s, at most 4 x)
