@@ -497,12 +497,12 @@ def publish(project: Project, *, created_by=None) -> tuple[Dataset, dict[str, in
     records, answers, left_out = published_records(project, workflow)
     if not records:
         raise NothingToPublish(gettext("no image has all its pairs accepted yet"))
-    version = (
-        1
-        + Dataset.objects.filter(
+    taken = set(
+        Dataset.objects.filter(
             benchmark=project.dataset.benchmark, name=project.name, split="train"
-        ).count()
+        ).values_list("version", flat=True)
     )
+    version = next(str(number) for number in range(1, len(taken) + 2) if str(number) not in taken)
     images = Path(settings.MEDIA_ROOT) / project.dataset.media_folder
     with transaction.atomic():
         dataset = import_dataset(
@@ -510,7 +510,7 @@ def publish(project: Project, *, created_by=None) -> tuple[Dataset, dict[str, in
             data=json.dumps(records, ensure_ascii=False).encode(),
             name=project.name,
             split="train",
-            version=str(version),
+            version=version,
             source=f"annotation project {project.pk}",
             images_dir=images,
             images_label=str(project.dataset),

@@ -25,6 +25,8 @@ from annotation import exports, queue, selectors, services
 from annotation.forms import ProjectForm
 from annotation.models import Assignment, Project, QAPair
 from annotation.workflows import workflow_for
+from benchmarks.records import FormatError
+from benchmarks.services import ImportRefused
 
 #: Keys of the authoring page, listed on it (the page's script handles the same keys).
 SHORTCUTS = (
@@ -461,8 +463,9 @@ def project_publish(request, pk: int):
     project = researcher_project(request, pk)
     try:
         dataset, counts = services.publish(project, created_by=request.user)
-    except services.NothingToPublish as error:
-        messages.error(request, str(error))
+    except (services.NothingToPublish, ImportRefused, FormatError) as error:
+        reason = "; ".join(error.summary()[:5]) if isinstance(error, FormatError) else str(error)
+        messages.error(request, _("Nothing was published: %(reason)s") % {"reason": reason})
         return redirect("annotation:project", pk=project.pk)
     messages.success(
         request,

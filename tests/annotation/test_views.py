@@ -113,3 +113,11 @@ def test_ocr_warns_when_the_answer_is_not_the_text_in_the_quad_and_the_annotator
     )
     assert response.status_code == 200, response.content
     assert QAPair.objects.get(assignment=following).ocr_similarity >= 0.5
+
+
+def test_publishing_before_anything_is_accepted_says_so(client, project, people):
+    client.force_login(people["res"])
+    response = client.post(f"/annotate/projects/{project.pk}/publish/", follow=True)
+    assert response.status_code == 200
+    assert "Nothing was published" in response.content.decode()
+    assert project.dataset.__class__.objects.filter(name=project.name).count() == 0

@@ -161,6 +161,8 @@ def test_second_opinion_agreement_and_publishing(project, people):
         services.review(pair, rev, version=pair.version, action="accept")
     dataset, counts = services.publish(project)
     assert counts["images"] == progress["tasks"] and dataset.has_media
+    again, _ = services.publish(project)  # publishing again makes the next version
+    assert (dataset.version, again.version) == ("1", "2") and again.name == dataset.name
     # The published file is the benchmark's own: it round-trips through the importer's parser.
     name, _, body = exports.export(project, "train")
     parsed = formats.parse(body)
