@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import statistics
+from collections import defaultdict
 from typing import Any
 
 from django.db.models import Count, Q, QuerySet
@@ -33,11 +34,12 @@ def may_manage(user: Any, project: Project) -> bool:
 def work_summary(project: Project, user: Any) -> dict[str, Any]:
     """What an annotator sees of a project: work in hand, returned, done, and whether any is left."""
     mine = Assignment.objects.filter(task__project=project, annotator=user)
+    counts = dict(mine.values_list("status").annotate(n=Count("pk")).values_list("status", "n"))
     return {
-        "held": mine.filter(status=Assignment.Status.LEASED).count(),
-        "returned": mine.filter(status=Assignment.Status.RETURNED).count(),
-        "submitted": mine.filter(status=Assignment.Status.SUBMITTED).count(),
-        "skipped": mine.filter(status=Assignment.Status.SKIPPED).count(),
+        "held": counts.get(Assignment.Status.LEASED, 0),
+        "returned": counts.get(Assignment.Status.RETURNED, 0),
+        "submitted": counts.get(Assignment.Status.SUBMITTED, 0),
+        "skipped": counts.get(Assignment.Status.SKIPPED, 0),
     }
 
 
@@ -100,21 +102,30 @@ def progress(project: Project) -> dict[str, Any]:
         )
         .order_by("annotator__username")
     )
+    # Two grouped reads for everyone, not two per annotator.
+    reviewed: dict[str, dict[str, int]] = defaultdict(dict)
+    for name, review, n in (
+        pairs.values_list("assignment__annotator__username", "review")
+        .annotate(n=Count("pk"))
+        .values_list("assignment__annotator__username", "review", "n")
+    ):
+        reviewed[name][review] = n
+    seconds_per_pair: dict[str, list[float]] = defaultdict(list)
+    for name, seconds, n in (
+        assignments.filter(status=Assignment.Status.SUBMITTED)
+        .annotate(n=Count("pairs"))
+        .values_list("annotator__username", "work_seconds", "n")
+    ):
+        if n:
+            seconds_per_pair[name].append(seconds / n)
     for row in rows:
         name = row["annotator__username"]
-        own = pairs.filter(assignment__annotator__username=name)
-        counts = dict(own.values_list("review").annotate(n=Count("pk")).values_list("review", "n"))
+        counts = reviewed[name]
         decided = sum(
             counts.get(k, 0) for k in (QAPair.Review.ACCEPTED, QAPair.Review.FIXED, QAPair.Review.REJECTED)
         )
         accepted = counts.get(QAPair.Review.ACCEPTED, 0) + counts.get(QAPair.Review.FIXED, 0)
-        per_pair = [
-            seconds / n
-            for seconds, n in assignments.filter(annotator__username=name, status=Assignment.Status.SUBMITTED)
-            .annotate(n=Count("pairs"))
-            .values_list("work_seconds", "n")
-            if n
-        ]
+        per_pair = seconds_per_pair[name]
         people.append(
             {
                 "annotator": name,
@@ -220,12 +231,8 @@ def second_opinion_agreement(project: Project, *, resamples: int = 1000, seed: i
                 "questions": len(members),
                 "text": agreement.pairwise_text_similarity(texts, normalise=True, **options),
                 "iou": agreement.pairwise_polygon_iou(quads, **options),
-                "exact": sum(
-                    " ".join(row["first_answer"].casefold().split())
-                    == " ".join(row["second_answer"].casefold().split())
-                    for row in members
-                )
-                / len(members),
+                # Similarity 1 is the same text after case folding and spacing.
+                "exact": sum(row["text_similarity"] == 1.0 for row in members) / len(members),
             }
         )
     return {"rows": rows, "groups": summary}

@@ -11,6 +11,7 @@ import functools
 import json
 import math
 import random
+import time
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
@@ -310,11 +311,11 @@ def read_evidence(workflow, path: Path | None, pairs: list[dict[str, Any]]) -> l
     futures = [
         _ocr_pool.submit(workflow.read_evidence, path, pair["evidence"], pair["answer"]) for pair in pairs
     ]
-    deadline = timezone.now().timestamp() + budget
+    deadline = time.monotonic() + budget
     readings = []
     for future in futures:
         try:
-            readings.append(future.result(timeout=max(0.0, deadline - timezone.now().timestamp())))
+            readings.append(future.result(timeout=max(0.0, deadline - time.monotonic())))
         except FutureTimeout:
             readings.append(None)
         except Exception:  # an image OCR cannot read is not the annotator's fault: leave it unchecked

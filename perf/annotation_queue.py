@@ -145,7 +145,7 @@ def annotator(
 
 
 def verify(project_pk: int, accepted: list[int]) -> dict:
-    from django.db.models import Count, Q
+    from django.db.models import Count, F, Q
 
     from annotation.models import Assignment, Task
 
@@ -158,7 +158,7 @@ def verify(project_pk: int, accepted: list[int]) -> dict:
                 "assignments__annotator", filter=Q(assignments__status__in=Assignment.LIVE), distinct=True
             )
         )
-        .filter(people__gt=models_f("opinions"))
+        .filter(people__gt=F("opinions"))
         .count()
     )
     stored = set(
@@ -175,12 +175,6 @@ def verify(project_pk: int, accepted: list[int]) -> dict:
             task__project_id=project_pk, round=2, status=Assignment.Status.SUBMITTED
         ).count(),
     }
-
-
-def models_f(name: str):
-    from django.db.models import F
-
-    return F(name)
 
 
 def main() -> None:
@@ -200,22 +194,9 @@ def main() -> None:
     server_base = pg_url.rsplit("/", 1)[0]
     with tempfile.TemporaryDirectory(prefix="yardstick-perf-annotation-") as folder:
         workdir = Path(folder)
-        env = {
-            **os.environ,
-            "DATABASE_URL": f"{server_base}/{DB_NAME}",
-            "DJANGO_SETTINGS_MODULE": "yardstick.settings",
-            "DJANGO_DEBUG": "0",
-            "DJANGO_SECRET_KEY": "perf-annotation-not-a-secret-" + "x" * 30,
-            "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
-            "DJANGO_SECURE_SSL_REDIRECT": "0",
-            "DJANGO_SESSION_COOKIE_SECURE": "0",
-            "DJANGO_CSRF_COOKIE_SECURE": "0",
-            "DJANGO_SECURE_HSTS_SECONDS": "0",
-            "YARDSTICK_VAR_DIR": str(workdir / "var"),
-            "YARDSTICK_OCR_BUDGET_S": str(args.ocr_budget),
-            "LOG_LEVEL": "WARNING",
-            "PYTHONPATH": str(ROOT),
-        }
+        env = base.deployed_env(
+            f"{server_base}/{DB_NAME}", workdir, "annotation", YARDSTICK_OCR_BUDGET_S=str(args.ocr_budget)
+        )
         os.environ.update(env)
         base.psql(server_base, f"DROP DATABASE IF EXISTS {DB_NAME} WITH (FORCE)")
         base.psql(server_base, f"CREATE DATABASE {DB_NAME}")

@@ -150,6 +150,27 @@ def count_queries(dataset, trials: int) -> dict[str, int]:
 # --- the server ------------------------------------------------------------------------------------
 
 
+def deployed_env(database_url: str, workdir: Path, name: str, **extra: str) -> dict[str, str]:
+    """The environment of the app as deployed (DEBUG off), on plain HTTP over loopback, for a run
+    of perf/mixed_load.py or perf/annotation_queue.py; `extra` adds or overrides variables."""
+    return {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "DJANGO_SETTINGS_MODULE": "yardstick.settings",
+        "DJANGO_DEBUG": "0",
+        "DJANGO_SECRET_KEY": f"perf-{name}-not-a-secret-" + "x" * 30,
+        "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
+        "DJANGO_SECURE_SSL_REDIRECT": "0",
+        "DJANGO_SESSION_COOKIE_SECURE": "0",
+        "DJANGO_CSRF_COOKIE_SECURE": "0",
+        "DJANGO_SECURE_HSTS_SECONDS": "0",
+        "YARDSTICK_VAR_DIR": str(workdir / "var"),
+        "LOG_LEVEL": "WARNING",
+        "PYTHONPATH": str(ROOT),
+        **extra,
+    }
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -410,25 +410,15 @@ def main() -> None:
     server_base = pg_url.rsplit("/", 1)[0]
     with tempfile.TemporaryDirectory(prefix="yardstick-perf-mixed-") as folder:
         workdir = Path(folder)
-        env = {
-            **os.environ,
-            "DATABASE_URL": f"{server_base}/{DB_NAME}",
-            "CELERY_BROKER_URL": f"{redis_url}/7",
-            "CACHE_URL": f"{redis_url}/8",
-            "DJANGO_SETTINGS_MODULE": "yardstick.settings",
-            "DJANGO_DEBUG": "0",
-            "DJANGO_SECRET_KEY": "perf-mixed-load-not-a-secret-" + "x" * 30,
-            "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
-            "DJANGO_SECURE_SSL_REDIRECT": "0",
-            "DJANGO_SESSION_COOKIE_SECURE": "0",
-            "DJANGO_CSRF_COOKIE_SECURE": "0",
-            "DJANGO_SECURE_HSTS_SECONDS": "0",
-            "YARDSTICK_VAR_DIR": str(workdir / "var"),
-            "YARDSTICK_TOKEN_RATE": "1000/minute",
-            "CELERY_TASK_ALWAYS_EAGER": "0",
-            "LOG_LEVEL": "WARNING",
-            "PYTHONPATH": str(ROOT),
-        }
+        env = base.deployed_env(
+            f"{server_base}/{DB_NAME}",
+            workdir,
+            "mixed-load",
+            CELERY_BROKER_URL=f"{redis_url}/7",
+            CACHE_URL=f"{redis_url}/8",
+            YARDSTICK_TOKEN_RATE="1000/minute",
+            CELERY_TASK_ALWAYS_EAGER="0",
+        )
         os.environ.update(env)
         import redis
 
