@@ -229,3 +229,30 @@ def test_the_chinese_interface(page, every_image_twice):
     assert "是非" in error.inner_text() or "是/否" in error.inner_text()
     assert "提交" in page.inner_text("#submit")
     shot(page, "annotation-author-zh")
+
+
+def test_a_researcher_makes_a_project_from_the_form(page, demo_stevqa, people):  # noqa: F811 - fixtures
+    log_in(page, "res", PASSWORD)
+    page.wait_for_selector("#research")  # the researcher's home page
+    page.goto("/annotate/projects/")
+    page.click("text=New annotation project")
+    page.fill("#id_name", "Street signs")
+    page.select_option("#id_dataset", str(demo_stevqa.pk))
+    page.fill("#id_overlap", "0.5")
+    page.check(f"#field-annotators input[value='{people['ann'].pk}']")
+    page.click("main form button[type=submit]")
+    # One annotator cannot give second opinions: said beside the field, nothing made.
+    error = page.locator("#field-annotators .error")
+    assert "two annotators" in error.inner_text()
+    assert not services.Project.objects.exists()
+    page.check(f"#field-annotators input[value='{people['bob'].pk}']")
+    page.click("main form button[type=submit]")
+    page.wait_for_selector("#progress")
+    project = services.Project.objects.get(name="Street signs")
+    assert page.url.rstrip("/").endswith(f"/annotate/projects/{project.pk}")
+    assert (
+        f"{project.tasks.count()} images, {project.tasks.filter(opinions=2).count()} of them"
+        in page.inner_text("#progress")
+    )
+    page.goto("/annotate/projects/")
+    assert "Street signs" in page.inner_text("table")
