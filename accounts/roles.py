@@ -42,6 +42,9 @@ ROLE_PERMISSIONS: dict[str, tuple[str, ...]] = {
         "annotation.view_project",
         "annotation.add_project",
         "annotation.view_progress",
+        "validation.view_plan",
+        "validation.add_plan",
+        "validation.view_estimates",
     ),
     ANNOTATOR: (),
     REVIEWER: (),
@@ -64,7 +67,7 @@ def sync_roles() -> None:
 
 
 #: Apps whose permissions roles hand out; roles are synced after each of them migrates.
-APPS_WITH_ROLE_PERMISSIONS = {"benchmarks", "evaluation", "humantest", "annotation"}
+APPS_WITH_ROLE_PERMISSIONS = {"benchmarks", "evaluation", "humantest", "annotation", "validation"}
 
 
 def sync_roles_after_migrate(sender: Any, **kwargs: Any) -> None:

@@ -25,7 +25,17 @@ from benchmarks.models import Dataset, Item
 
 
 class Project(models.Model):
+    class Kind(models.TextChoices):
+        AUTHORING = "authoring", "Authoring"
+        VALIDATION = "validation", "Validation"
+
     name = models.CharField(max_length=200)
+    kind = models.CharField(
+        max_length=16,
+        choices=Kind.choices,
+        default=Kind.AUTHORING,
+        help_text="Authoring: annotators write; validation: the queue of a validation plan (validation app).",
+    )
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="annotation_projects")
     instructions = models.TextField(blank=True, default="", help_text="Shown to annotators on every task.")
     pairs_per_item = models.PositiveSmallIntegerField(

@@ -13,18 +13,18 @@ from annotation.models import Assignment, Project, QAPair, Task
 
 
 def projects_for_annotator(user: Any) -> QuerySet[Project]:
-    return Project.objects.filter(annotators=user).select_related("dataset")
+    return Project.objects.filter(annotators=user, kind=Project.Kind.AUTHORING).select_related("dataset")
 
 
 def projects_for_reviewer(user: Any) -> QuerySet[Project]:
-    return Project.objects.filter(reviewers=user).select_related("dataset")
+    return Project.objects.filter(reviewers=user, kind=Project.Kind.AUTHORING).select_related("dataset")
 
 
 def projects_for_researcher(user: Any) -> QuerySet[Project]:
     """Projects a researcher may see: all, for those who may see progress (researchers, admins)."""
     if not user.has_perm("annotation.view_progress"):
         return Project.objects.none()
-    return Project.objects.select_related("dataset", "created_by")
+    return Project.objects.filter(kind=Project.Kind.AUTHORING).select_related("dataset", "created_by")
 
 
 def may_manage(user: Any, project: Project) -> bool:

@@ -129,6 +129,29 @@ class Item(models.Model):
         return f"{self.dataset.benchmark} item {self.external_id}"
 
 
+class ItemMark(models.Model):
+    """An item people found faulty (every validator of a validation plan rejected it).
+
+    Marked items stay in the dataset and its exports; reports can be recomputed without them,
+    side by side with the full set.
+    """
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="marks")
+    item = models.OneToOneField(Item, on_delete=models.CASCADE, related_name="mark")
+    reason = models.TextField(blank=True, default="")
+    source = models.CharField(max_length=200, blank=True, default="", help_text="What marked it.")
+    marked_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    marked_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["dataset", "item__position"]
+
+    def __str__(self) -> str:
+        return f"{self.item} marked faulty"
+
+
 class ImportJob(BenchmarkNamed, models.Model):
     """An import started from the web or the API, run by a Celery worker, with its progress."""
 

@@ -201,6 +201,9 @@ class BenchmarkSpec:
     #: Dotted path "module:Class" of its annotation workflow (annotation/workflows/), or "" when
     #: its items cannot be annotated in Yardstick.
     authoring: str = ""
+    #: Dotted path "module:Class" of its validation check (validation/checks/), or "" when its
+    #: generated items cannot be validated by people in Yardstick.
+    validation: str = ""
     #: Breakdown plots on the report page.
     plots: tuple[BreakdownPlot, ...] = ()
 

@@ -69,8 +69,14 @@ class ScoredSubmission:
     item_rows: Sequence[dict[str, Any]]
 
 
-def build_table(spec: BenchmarkSpec, submissions: Sequence[ScoredSubmission]) -> Table:
-    """Rows grouped by producer and name (a model's settings share a row), columns from the spec."""
+def build_table(
+    spec: BenchmarkSpec, submissions: Sequence[ScoredSubmission], *, keep_units: set[str] | None = None
+) -> Table:
+    """Rows grouped by producer and name (a model's settings share a row), columns from the spec.
+
+    `keep_units`: recompute every cell on these scoring units only (the items that passed a
+    validation, say) -- see `kept_cell`.
+    """
     columns = spec.report_columns()
     uses_setting = any(column.setting for column in columns)
     grouped: dict[tuple[str, str], dict[str, ScoredSubmission]] = {}
@@ -90,26 +96,32 @@ def build_table(spec: BenchmarkSpec, submissions: Sequence[ScoredSubmission]) ->
         row = Row(label=label, producer=producer)
         for column in columns:
             submission = by_setting.get(column.setting)
-            row.cells.append(cell_for(column, submission) if submission else Cell(None))
+            if submission is None:
+                row.cells.append(Cell(None))
+            elif keep_units is None:
+                row.cells.append(cell_for(column, submission))
+            else:
+                row.cells.append(kept_cell(spec, column, submission, keep_units))
         for setting, submission in by_setting.items():
             parameters[f"{label} {setting}".strip()] = submission.summary.get("parameters", {})
         rows.append(row)
     return Table(benchmark=spec.name, columns=columns, rows=rows, parameters=parameters)
 
 
-def cell_for(column: Column, submission: ScoredSubmission) -> Cell:
-    value: Any = submission.summary
-    for key in column.summary_path:
-        value = value.get(key) if isinstance(value, dict) else None
+def cell_for(column: Column, submission: ScoredSubmission, *, from_rows: bool = False) -> Cell:
+    """A cell's value from the summary (or, `from_rows`, the mean of the per-unit values) with its
+    interval from the per-unit values."""
+    values = per_item_values(column, submission.item_rows) if column.item_key is not None else []
+    if from_rows:
+        value: Any = sum(values) / len(values) if values else None
+    else:
+        value = submission.summary
+        for key in column.summary_path:
+            value = value.get(key) if isinstance(value, dict) else None
     if value is None:
         return Cell(None)
     if column.item_key is None:
         return Cell(float(value), n=count_for(column, submission))
-    values = [
-        float(row[column.item_key])
-        for row in submission.item_rows
-        if row.get(column.item_key) is not None and (column.item_filter is None or column.item_filter(row))
-    ]
     n = len(values)
     if not n:
         return Cell(float(value))
@@ -123,6 +135,49 @@ def cell_for(column: Column, submission: ScoredSubmission) -> Cell:
         low = max(mean - half, 0.0)
         high = mean + half if column.upper_bound is None else min(mean + half, column.upper_bound)
     return Cell(float(value), low, high, n)
+
+
+def per_item_values(column: Column, rows: Sequence[dict[str, Any]]) -> list[float]:
+    return [
+        float(row[column.item_key])
+        for row in rows
+        if row.get(column.item_key) is not None and (column.item_filter is None or column.item_filter(row))
+    ]
+
+
+def kept_cell(
+    spec: BenchmarkSpec, column: Column, submission: ScoredSubmission, keep_units: set[str]
+) -> Cell:
+    """A cell recomputed on the kept units: the mean of their per-unit values, with its interval.
+
+    Only for a column whose summary value *is* the mean of its per-unit values (checked on the
+    full set: accuracies, mean distances); a column aggregated otherwise (a cumulative IoU, a
+    ratio of sums) cannot be recomputed from the rows and is left empty rather than guessed.
+    """
+    if column.item_key is None:
+        return Cell(None)
+    full = cell_for(column, submission)
+    values = per_item_values(column, submission.item_rows)
+    if (
+        full.value is None
+        or not values
+        or not math.isclose(sum(values) / len(values), full.value, abs_tol=1e-9)
+    ):
+        return Cell(None)
+    kept = [row for row in submission.item_rows if unit_of(spec, row) in keep_units]
+    return cell_for(
+        column,
+        ScoredSubmission(submission.producer, submission.name, submission.setting, {}, kept),
+        from_rows=True,
+    )
+
+
+def unit_of(spec: BenchmarkSpec, row: dict[str, Any]) -> str | None:
+    """The unit a per-item row scores (None for a row that names none: it is not kept)."""
+    try:
+        return spec.row_id(row)
+    except (KeyError, TypeError):
+        return None
 
 
 def count_for(column: Column, submission: ScoredSubmission) -> int:

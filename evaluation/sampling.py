@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import numbers
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -26,10 +27,13 @@ from scipy.stats import norm
 from statsmodels.stats.proportion import proportion_confint
 
 __all__ = [
+    "ALLOCATION_METHODS",
     "Estimate",
     "SamplingInputError",
     "StratumEstimate",
+    "allocate",
     "draw_stratified_sample",
+    "sample_size_for_margin",
     "stratified_error_rate",
     "wilson_interval",
 ]
@@ -208,30 +212,162 @@ def stratified_error_rate(
     )
 
 
-def _allocate(population_sizes: Mapping[str, int], rate: float, minimum_per_stratum: int) -> dict[str, int]:
-    """Proportional allocation by largest remainder, then a per-stratum floor, capped at N_h.
+ALLOCATION_METHODS = ("proportional", "equal")
 
-    The target total is ``round(rate * N)``; each stratum first gets ``floor(rate * N_h)`` and
-    the leftover units go to the largest fractional parts (ties by name), so the allocation is
-    proportional and sums to the target. Then each stratum is raised to
-    ``min(minimum_per_stratum, N_h)``, which can push the total slightly above the target.
+
+def sample_size_for_margin(
+    population_size: int, margin: float, *, confidence: float = 0.95, expected_rate: float = 0.5
+) -> int:
+    """How many items to check for an interval of half-width ``margin`` around ``expected_rate``.
+
+    With ``z`` the normal quantile for ``confidence``, ``p = expected_rate`` and ``N`` the
+    population size::
+
+        n0 = z^2 p (1 - p) / margin^2          (infinite population)
+        n  = n0 / (1 + (n0 - 1) / N)            (finite-population correction)
+
+    rounded up, at least 1 and never more than ``N``. This is the normal-approximation (Wald)
+    half-width, the same as Krejcie & Morgan's table (N = 10,000 at ±5%, 95% gives 370) and, for
+    a large ``N``, statsmodels' ``samplesize_confint_proportion``. The stratified interval of
+    :func:`stratified_error_rate` has that half-width; the Wilson interval is about as wide when
+    ``n`` is a small part of ``N`` (it has no finite-population correction). ``expected_rate = 0.5`` is the
+    conservative choice (the largest ``p (1 - p)``); a realistic error rate such as 0.05 needs
+    far fewer checks for the same margin, but then the margin only holds if the rate is near it.
+    The result is for simple random sampling; a proportionally allocated stratified sample of that
+    size is at least as precise.
     """
-    total_population = sum(population_sizes.values())
-    target_total = math.floor(rate * total_population + 0.5)
-    exact = {name: rate * size for name, size in population_sizes.items()}
-    allocation = {name: min(math.floor(share), population_sizes[name]) for name, share in exact.items()}
-    leftover = target_total - sum(allocation.values())
-    by_remainder = sorted(exact, key=lambda name: (-(exact[name] - math.floor(exact[name])), name))
-    for name in by_remainder:
+    _check_confidence(confidence)
+    if isinstance(population_size, bool) or not isinstance(population_size, numbers.Integral):
+        raise SamplingInputError(f"population_size must be a whole number, got {population_size!r}")
+    if population_size < 1:
+        raise SamplingInputError(f"population_size must be at least 1, got {population_size}")
+    if not 0 < margin <= 0.5:
+        raise SamplingInputError(f"margin must be in (0, 0.5], got {margin}")
+    if not 0 < expected_rate < 1:
+        raise SamplingInputError(f"expected_rate must be strictly between 0 and 1, got {expected_rate}")
+    z = float(norm.ppf((1 + confidence) / 2))
+    infinite = z**2 * expected_rate * (1 - expected_rate) / margin**2
+    corrected = infinite / (1 + (infinite - 1) / population_size)
+    # The tolerance keeps floating-point dust (370.0000000001) from adding an item.
+    return int(min(population_size, max(1, math.ceil(corrected - 1e-9))))
+
+
+def _largest_remainder(
+    population_sizes: Mapping[str, int], floors: Mapping[str, int], remainders: Mapping[str, Any], target: int
+) -> dict[str, int]:
+    """Start from ``floors`` (capped at N_h); give the units still missing from ``target`` one each
+    to the largest ``remainders`` (ties by name), skipping strata that are complete."""
+    allocation = {name: min(floors[name], size) for name, size in population_sizes.items()}
+    leftover = target - sum(allocation.values())
+    for name in sorted(population_sizes, key=lambda name: (-remainders[name], name)):
         if leftover <= 0:
             break
         if allocation[name] < population_sizes[name]:
             allocation[name] += 1
             leftover -= 1
+    return allocation
+
+
+def _proportional_from_rate(population_sizes: Mapping[str, int], rate: float) -> tuple[int, dict[str, int]]:
+    """``round(rate * N)`` split as ``rate * N_h`` by largest remainder (the original rule, kept so
+    that samples drawn with a rate do not change)."""
+    target = math.floor(rate * sum(population_sizes.values()) + 0.5)
+    exact = {name: rate * size for name, size in population_sizes.items()}
+    floors = {name: math.floor(share) for name, share in exact.items()}
+    remainders = {name: share - math.floor(share) for name, share in exact.items()}
+    return target, _largest_remainder(population_sizes, floors, remainders, target)
+
+
+def _proportional(population_sizes: Mapping[str, int], sample_size: int) -> dict[str, int]:
+    """``sample_size * N_h / N`` by largest remainder, in exact integer arithmetic."""
+    total = sum(population_sizes.values())
+    floors = {name: sample_size * size // total for name, size in population_sizes.items()}
+    remainders = {name: sample_size * size % total for name, size in population_sizes.items()}
+    return _largest_remainder(population_sizes, floors, remainders, sample_size)
+
+
+def _equal(population_sizes: Mapping[str, int], sample_size: int) -> dict[str, int]:
+    """``sample_size`` split evenly, strata smaller than their share taken completely ("water filling").
+
+    Going from the smallest stratum up, a stratum that holds no more than an even share of what is
+    left is taken completely; the rest share what remains evenly, the odd units going to the first
+    names in alphabetical order.
+    """
+    allocation = dict.fromkeys(population_sizes, 0)
+    remaining = min(sample_size, sum(population_sizes.values()))
+    by_size = sorted((size, name) for name, size in population_sizes.items() if size > 0)
+    complete = 0
+    while complete < len(by_size) and by_size[complete][0] <= remaining // (len(by_size) - complete):
+        size, name = by_size[complete]
+        allocation[name] = size
+        remaining -= size
+        complete += 1
+    rest = sorted(name for _, name in by_size[complete:])
+    if rest:
+        share, extra = divmod(remaining, len(rest))
+        for position, name in enumerate(rest):
+            allocation[name] = share + (1 if position < extra else 0)
+    return allocation
+
+
+def _with_floor(
+    allocation: Mapping[str, int], population_sizes: Mapping[str, int], minimum_per_stratum: int
+) -> dict[str, int]:
     return {
         name: max(count, min(minimum_per_stratum, population_sizes[name]))
         for name, count in allocation.items()
     }
+
+
+def _check_allocation_settings(method: str, minimum_per_stratum: int) -> None:
+    if method not in ALLOCATION_METHODS:
+        raise SamplingInputError(
+            f"unknown allocation method {method!r}; use one of {', '.join(map(repr, ALLOCATION_METHODS))}"
+        )
+    if minimum_per_stratum < 0:
+        raise SamplingInputError(f"minimum_per_stratum cannot be negative, got {minimum_per_stratum}")
+
+
+def allocate(
+    population_sizes: Mapping[str, int],
+    sample_size: int,
+    *,
+    method: str = "proportional",
+    minimum_per_stratum: int = 1,
+) -> dict[str, int]:
+    """How many items to draw from each stratum for a sample of ``sample_size``.
+
+    * ``"proportional"``: ``n_h`` is ``sample_size * N_h / N`` rounded by largest remainder
+      (each stratum gets the whole part, the missing units go to the largest fractional parts,
+      ties by name), so the sizes sum to ``sample_size`` and each is within 1 of its exact share.
+      Every stratum is sampled at the same rate, so even the pooled error rate is unbiased.
+    * ``"equal"``: ``sample_size`` split as evenly as possible (the odd units to the first names
+      alphabetically); a stratum smaller than its share is taken completely and the surplus is
+      shared among the others, until the sample is complete. Small strata get as much
+      precision as large ones, so per-stratum rates are comparable; the population rate then
+      needs the weighted estimate of :func:`stratified_error_rate` (pooling is biased).
+
+    Either way each stratum then gets at least ``min(minimum_per_stratum, N_h)``, which can lift
+    the total above ``sample_size``.
+    """
+    _check_allocation_settings(method, minimum_per_stratum)
+    if not population_sizes:
+        raise SamplingInputError("no strata were given")
+    for name, size in population_sizes.items():
+        if size < 0:
+            raise SamplingInputError(f"stratum {name!r}: population size cannot be negative, got {size}")
+    total = sum(population_sizes.values())
+    if isinstance(sample_size, bool) or not isinstance(sample_size, numbers.Integral):
+        raise SamplingInputError(f"sample_size must be a whole number, got {sample_size!r}")
+    if not 1 <= sample_size <= total:
+        raise SamplingInputError(
+            f"sample_size must be between 1 and the population size {total}, got {sample_size}"
+        )
+    if method == "proportional":
+        allocation = _proportional(population_sizes, int(sample_size))
+    else:
+        allocation = _equal(population_sizes, int(sample_size))
+    return _with_floor(allocation, population_sizes, minimum_per_stratum)
 
 
 def _stratum_seed(seed: int, name: str) -> list[int]:
@@ -248,18 +384,43 @@ def _sorted_ids(item_ids: Sequence[Hashable]) -> list[Hashable]:
         return sorted(item_ids, key=lambda item_id: (str(item_id), repr(item_id)))
 
 
+def _duplicate_error(items_by_stratum: Mapping[str, Sequence[Hashable]], name: str) -> SamplingInputError:
+    """The first item of stratum ``name`` already seen in it or in an earlier stratum."""
+    earlier: dict[Hashable, str] = {}
+    for other, item_ids in items_by_stratum.items():
+        if other == name:
+            break
+        earlier.update(dict.fromkeys(item_ids, other))
+    here: set[Hashable] = set()
+    for item_id in items_by_stratum[name]:
+        if item_id in here:
+            return SamplingInputError(f"item {item_id!r} appears twice in stratum {name!r}")
+        if item_id in earlier:
+            return SamplingInputError(
+                f"item {item_id!r} appears in both {earlier[item_id]!r} and stratum {name!r}"
+            )
+        here.add(item_id)
+    raise AssertionError(f"no duplicate in stratum {name!r}")  # pragma: no cover
+
+
 def draw_stratified_sample(
     items_by_stratum: Mapping[str, Sequence[Hashable]],
     *,
     rate: float = 0.02,
+    sample_size: int | None = None,
+    allocation: str = "proportional",
     minimum_per_stratum: int = 1,
     seed: int = 0,
 ) -> dict[str, Any]:
     """Pick the items people will check: a simple random sample within each stratum.
 
-    Allocation is proportional (``rate`` of each stratum, rounded by largest remainder so the
-    total is ``round(rate * N)``) with a floor of ``minimum_per_stratum`` (never more than the
-    stratum holds), so small strata are not skipped. The draw is deterministic: items are
+    The sample size asked for is ``sample_size`` when given (``rate`` is then ignored), else
+    ``round(rate * N)``. It is split over the strata by ``allocation`` (see :func:`allocate`):
+    ``"proportional"`` (the same share of each stratum) or ``"equal"`` (the same number from
+    each, small strata taken completely). With a rate, the proportional shares are ``rate * N_h``
+    rounded by largest remainder so the total is ``round(rate * N)``. Each stratum then gets at
+    least ``minimum_per_stratum`` (never more than it holds), so small strata are not skipped and
+    the total can exceed the size asked for. The draw is deterministic: items are
     sorted (naturally, or by ``str`` for mixed id types, so the input order does not matter)
     and drawn without replacement with ``numpy.random.default_rng([seed, SHA-256 of the
     stratum name])`` -- the same ids and seed give the same sample, and adding a stratum does
@@ -267,51 +428,65 @@ def draw_stratified_sample(
 
     Returns a JSON-friendly dictionary (when ids are)::
 
-        {"rate": 0.02, "seed": 0, "minimum_per_stratum": 1,
+        {"rate": 0.02, "seed": 0, "minimum_per_stratum": 1, "allocation": "proportional",
+         "requested_size": round(rate * N) or sample_size,
          "population_size": N, "sample_size": n, "realised_rate": n / N,
          "strata": {name: {"population_size": N_h, "sample_size": n_h,
                            "realised_rate": n_h / N_h, "ids": [...]}}}
 
-    whose per-stratum sizes feed :func:`stratified_error_rate` once errors are counted.
-    Realised rates differ from ``rate`` where rounding or the floor bites -- which is why the
+    (``"rate"`` is ``None`` when ``sample_size`` was given), whose per-stratum sizes feed
+    :func:`stratified_error_rate` once errors are counted. Realised rates differ between strata
+    where rounding or the floor bites, and by design with equal allocation -- which is why the
     estimate must weight strata by population share rather than pool them.
     """
-    if not 0 < rate <= 1:
+    _check_allocation_settings(allocation, minimum_per_stratum)
+    if sample_size is None and not 0 < rate <= 1:
         raise SamplingInputError(f"rate must be in (0, 1], got {rate}")
-    if minimum_per_stratum < 0:
-        raise SamplingInputError(f"minimum_per_stratum cannot be negative, got {minimum_per_stratum}")
     if not items_by_stratum:
         raise SamplingInputError("no strata were given")
-    stratum_of: dict[Hashable, str] = {}
+    seen: set[Hashable] = set()
     sorted_items: dict[str, list[Hashable]] = {}
     for name, item_ids in items_by_stratum.items():
-        for item_id in item_ids:
-            if item_id in stratum_of:
-                where = "twice in" if stratum_of[item_id] == name else f"in both {stratum_of[item_id]!r} and"
-                raise SamplingInputError(f"item {item_id!r} appears {where} stratum {name!r}")
-            stratum_of[item_id] = name
+        distinct = set(item_ids)
+        if len(distinct) != len(item_ids) or not seen.isdisjoint(distinct):
+            raise _duplicate_error(items_by_stratum, name)
+        seen |= distinct
         sorted_items[name] = _sorted_ids(item_ids)
 
-    allocation = _allocate({name: len(ids) for name, ids in sorted_items.items()}, rate, minimum_per_stratum)
+    population_sizes = {name: len(ids) for name, ids in sorted_items.items()}
+    if sample_size is not None:
+        requested_size = sample_size
+        sizes = allocate(
+            population_sizes, sample_size, method=allocation, minimum_per_stratum=minimum_per_stratum
+        )
+    elif allocation == "proportional":
+        requested_size, sizes = _proportional_from_rate(population_sizes, rate)
+        sizes = _with_floor(sizes, population_sizes, minimum_per_stratum)
+    else:
+        requested_size = math.floor(rate * sum(population_sizes.values()) + 0.5)
+        sizes = _with_floor(_equal(population_sizes, requested_size), population_sizes, minimum_per_stratum)
+
     strata: dict[str, dict[str, Any]] = {}
     for name, item_ids in sorted_items.items():
-        sample_size = allocation[name]
+        stratum_size = sizes[name]
         generator = np.random.default_rng(_stratum_seed(seed, str(name)))
-        chosen_positions = sorted(generator.choice(len(item_ids), size=sample_size, replace=False).tolist())
+        chosen_positions = sorted(generator.choice(len(item_ids), size=stratum_size, replace=False).tolist())
         strata[name] = {
             "population_size": len(item_ids),
-            "sample_size": sample_size,
-            "realised_rate": sample_size / len(item_ids) if item_ids else 0.0,
+            "sample_size": stratum_size,
+            "realised_rate": stratum_size / len(item_ids) if item_ids else 0.0,
             "ids": [item_ids[position] for position in chosen_positions],
         }
     population_size = sum(info["population_size"] for info in strata.values())
-    sample_size = sum(info["sample_size"] for info in strata.values())
+    total_sampled = sum(info["sample_size"] for info in strata.values())
     return {
-        "rate": rate,
+        "rate": rate if sample_size is None else None,
         "seed": seed,
         "minimum_per_stratum": minimum_per_stratum,
+        "allocation": allocation,
+        "requested_size": int(requested_size),
         "population_size": population_size,
-        "sample_size": sample_size,
-        "realised_rate": sample_size / population_size if population_size else 0.0,
+        "sample_size": total_sampled,
+        "realised_rate": total_sampled / population_size if population_size else 0.0,
         "strata": strata,
     }

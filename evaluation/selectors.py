@@ -9,6 +9,7 @@ from django.db.models import Count, Q, QuerySet
 from benchmarks.models import Dataset
 from evaluation.models import Prediction, Submission
 from evaluation.reports import PRODUCER_ORDER, ScoredSubmission, Table, build_table
+from evaluation.services import scoring_units
 
 
 def submissions_for(user: Any) -> QuerySet[Submission]:
@@ -51,9 +52,20 @@ def prediction_rows(submissions: list[Submission]) -> dict[int, list[dict]]:
     return rows
 
 
-def report_table(dataset: Dataset, submissions: list[Submission] | None = None) -> Table:
+def passed_units(dataset: Dataset) -> set[str] | None:
+    """The scoring units of the items nobody marked faulty; None when no item is marked."""
+    marked = set(dataset.marks.values_list("item_id", flat=True))
+    if not marked:
+        return None
+    return {unit.id for unit in scoring_units(dataset) if unit.item_id not in marked}
+
+
+def report_table(
+    dataset: Dataset, submissions: list[Submission] | None = None, *, keep_units: set[str] | None = None
+) -> Table:
     """The dataset's side-by-side table, with intervals from the stored per-unit rows
-    (`submissions`: the dataset's `scored_submissions`, when the caller has them already)."""
+    (`submissions`: the dataset's `scored_submissions`, when the caller has them already;
+    `keep_units`: only these units, as `passed_units` gives them)."""
     submissions = scored_submissions(dataset) if submissions is None else submissions
     rows_by_submission = prediction_rows(submissions)
     return build_table(
@@ -68,4 +80,5 @@ def report_table(dataset: Dataset, submissions: list[Submission] | None = None) 
             )
             for submission in submissions
         ],
+        keep_units=keep_units,
     )

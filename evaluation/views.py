@@ -17,7 +17,7 @@ from benchmarks.selectors import datasets_for
 from evaluation.forms import SubmissionForm
 from evaluation.plots import report_plots
 from evaluation.reports import format_value, table_csv, table_json, table_latex
-from evaluation.selectors import report_table, scored_submissions
+from evaluation.selectors import passed_units, report_table, scored_submissions
 from evaluation.services import SubmissionRefused, submit_predictions
 
 
@@ -53,6 +53,16 @@ class ReportView(PermissionRequiredMixin, FormView):
             for row in table.rows
         ]
         context["submissions"] = submissions
+        kept = passed_units(self.dataset)
+        if kept is not None:
+            passed = report_table(self.dataset, submissions, keep_units=kept)
+            context["passed"] = {
+                "units": len(kept),
+                "marked": self.dataset.marks.count(),
+                "rows": [
+                    (row, [(cell, format_value(cell.value)) for cell in row.cells]) for row in passed.rows
+                ],
+            }
         # SVG drawn by matplotlib from our own numbers and names of our own submissions.
         context["plots"] = [mark_safe(svg) for svg in report_plots(self.dataset.spec, submissions)]  # noqa: S308
         context["parameters"] = json.dumps(table.parameters, indent=2, ensure_ascii=False)

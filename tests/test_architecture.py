@@ -2,7 +2,7 @@
 
 Layers only call downward: pure core (formats, simulator, generators, renderer, metrics,
 statistics, specs) < accounts < benchmarks (catalog) < evaluation < humantest, annotation,
-inference (siblings, apart) < yardstick (project). Pure modules import no Django, DRF or Celery.
+inference (siblings, apart) < validation (on the annotation queue) < yardstick (project). Pure modules import no Django, DRF or Celery.
 And one place per benchmark: a benchmark's name is written only in its own modules (its package,
 its metric module, its trial module and widget), never in another module's if-chain.
 
@@ -19,7 +19,16 @@ import pytest
 from benchmarks import registry
 
 ROOT = Path(__file__).resolve().parents[1]
-APPS = ("accounts", "benchmarks", "evaluation", "humantest", "annotation", "inference", "yardstick")
+APPS = (
+    "accounts",
+    "benchmarks",
+    "evaluation",
+    "humantest",
+    "annotation",
+    "inference",
+    "validation",
+    "yardstick",
+)
 RANKS = {
     "accounts": 1,
     "benchmarks": 2,
@@ -27,7 +36,8 @@ RANKS = {
     "humantest": 4,
     "annotation": 4,
     "inference": 4,
-    "yardstick": 5,
+    "validation": 5,
+    "yardstick": 6,
 }
 FRAMEWORKS = ("django", "rest_framework", "drf_spectacular", "celery", "kombu")
 #: Pure modules: the catalog's plain-data core and every benchmark package, the metrics and the statistics.
@@ -37,6 +47,7 @@ PURE = (
     re.compile(r"evaluation\.metrics(\..+)?$"),
     re.compile(r"evaluation\.(agreement|sampling|reports|plots)$"),
     re.compile(r"annotation\.(rules|ocr|textstats)$"),
+    re.compile(r"validation\.(estimates|plots)$"),
 )
 
 
@@ -99,6 +110,9 @@ def own_modules(name: str) -> tuple[str, ...]:
         f"humantest/trials/{name}.py",
         f"humantest/templates/humantest/widgets/{name}",
         f"humantest/static/humantest/widgets/{name}",
+        f"validation/checks/{name}.py",
+        f"validation/templates/validation/checks/{name}",
+        f"validation/static/validation/checks/{name}",
     )
 
 

@@ -26,6 +26,7 @@ from django.utils.http import content_disposition_header
 from annotation.selectors import files_shown_to as files_worked_on
 from benchmarks.selectors import datasets_for
 from humantest.selectors import files_shown_to
+from validation.selectors import files_shown_to as files_validated
 
 DATASET_FILE = re.compile(r"datasets/(?P<dataset>\d+)/(?P<name>[^/\\]+)")
 #: Images are shown in pages; anything else is only ever downloaded.
@@ -37,6 +38,7 @@ def may_read(user, dataset_id: int, name: str) -> bool:
         datasets_for(user).filter(pk=dataset_id).exists()
         or name in files_shown_to(user, dataset_id)
         or name in files_worked_on(user, dataset_id)
+        or name in files_validated(user, dataset_id)
     )
 
 

@@ -94,6 +94,7 @@ INSTALLED_APPS = [
     "humantest",
     "evaluation",
     "inference",
+    "validation",
 ]
 
 MIDDLEWARE = [

@@ -27,6 +27,7 @@ urlpatterns = [
     path("datasets/", include("evaluation.urls")),
     path("test/", include("humantest.urls")),
     path("annotate/", include("annotation.urls")),
+    path("validate/", include("validation.urls")),
     path("admin/", admin.site.urls),
     path("api/v1/datasets/<int:pk>/report/", DatasetReportView.as_view(), name="dataset-report"),
     path("api/v1/", include(router.urls)),

@@ -31,6 +31,7 @@ class ClevrRefSpec(BenchmarkSpec):
     region_kind = "mask"
     scenes_needed_to_score = True
     trial = "humantest.trials.clevrref:ClevrRefTrial"
+    validation = "validation.checks.clevrref:ClevrRefCheck"
     # Categories (k-Relate, AND, OR, Same) are whatever the scored expressions hold.
     plots = (
         BreakdownPlot("Mean IoU by expression category", ("by_category",), "mean_iou", ylabel="mean IoU"),

@@ -33,6 +33,7 @@ class CricSpec(BenchmarkSpec):
     unit_id_field = "question_id"
     region_kind = "box"
     trial = "humantest.trials.cric:CricTrial"
+    validation = "validation.checks.cric:CricCheck"
     plots = (
         BreakdownPlot(
             "Final accuracy by question type",

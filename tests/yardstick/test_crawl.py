@@ -26,6 +26,7 @@ from humantest import clock, sessions
 from humantest.models import TestPlan
 from tests.benchmarks import builders
 from tests.factories import make_user
+from validation import services as validation_services
 
 pytestmark = pytest.mark.django_db
 
@@ -171,6 +172,21 @@ def busy_site(trance_dataset, tmp_path, django_capture_on_commit_callbacks):
         pairs[-1], reviewer, version=pairs[-1].version, action="reject", reason="blurred"
     )
     annotation_queue.claim(project, second)
+    # Validation: a plan on the CRIC data with an item found faulty by both validators, one in hand.
+    plan = validation_services.create_plan(
+        dataset=cric,
+        name="Check",
+        strata=["question_type"],
+        sample_size=4,
+        overlap=0.5,
+        validators=[reviewer, annotator],
+        created_by=researcher,
+    )
+    for person in (annotator, reviewer, reviewer):
+        held = annotation_queue.claim(plan.project, person)
+        answers = {"answer_correct": False, "grounding_correct": True, "natural": 3, "wrong_step": 0}
+        validation_services.submit_verdict(held, person, version=held.version, answers=answers)
+    annotation_queue.claim(plan.project, annotator)
     return {"refs": clevrref, "project": project, "waiting": pairs[1] if len(pairs) > 2 else pairs[0]}
 
 
@@ -188,6 +204,8 @@ def crawl(client: Client) -> tuple[dict[str, int], list[str]]:
             "/test/plans/",
             "/annotate/",
             "/annotate/projects/",
+            "/validate/",
+            "/validate/plans/",
             "/api/schema/",
             "/admin/",
         ]
@@ -252,6 +270,10 @@ def test_no_page_fails_for_any_role(busy_site):
     for part in ("/annotate/projects/", "/plots/first-words.png", "/export/icdar/"):
         assert part in researcher, part
     assert any(url.startswith("/admin/annotation/qapair/") for url in admin_pages)
+    # Validators reached their verdict page; the researcher the plan's report, plot and exports.
+    assert any(url.startswith("/validate/plans/") and url.endswith("/work/") for url in reached["rev"])
+    for part in ("/validate/plans/new/", "/error-rates.png", "/export.csv", "/export.json"):
+        assert part in researcher, part
     # The review page answers its reviewer, and nobody else.
     waiting = f"/annotate/review/pairs/{busy_site['waiting'].pk}/"
     for name, status in (("rev", 200), ("ann", 403), ("ann2", 403), ("tess", 403), ("rita", 403)):

@@ -16,6 +16,7 @@ from benchmarks.services import import_dataset
 from benchmarks.spec import BenchmarkSpec, DemoData
 from humantest.models import TestPlan
 from humantest.plans import create_test_plan
+from validation.demo import create_demo_plan as create_demo_validation
 
 DEMO_NAME = "demo"
 #: Demo accounts, one per role: username -> password. For a local demo only; README lists them.
@@ -37,7 +38,13 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         sync_roles()
         users = create_demo_users()
-        report = {"users": users, "datasets": {}, "test_plans": [], "annotation_projects": []}
+        report = {
+            "users": users,
+            "datasets": {},
+            "test_plans": [],
+            "annotation_projects": [],
+            "validation_plans": [],
+        }
         with tempfile.TemporaryDirectory(prefix="yardstick-samples-") as workdir:
             for spec in registry.specs():
                 if not options["json"] and not demo_dataset(spec):
@@ -50,6 +57,8 @@ class Command(BaseCommand):
                     report["test_plans"].append(demo_plan)
                 if demo_project := create_demo_project(spec, dataset):
                     report["annotation_projects"].append(demo_project)
+                if demo_validation := create_demo_validation(spec, dataset):
+                    report["validation_plans"].append(demo_validation)
         if options["json"]:
             self.stdout.write(json.dumps(report))
             return
@@ -64,6 +73,10 @@ class Command(BaseCommand):
         self.stdout.write(
             "  annotation projects for the demo annotator and reviewer: "
             f"{', '.join(report['annotation_projects']) or 'already there'}"
+        )
+        self.stdout.write(
+            "  validation plans for the demo reviewer: "
+            f"{', '.join(report['validation_plans']) or 'already there'}"
         )
 
 
