@@ -37,17 +37,34 @@ class PlanRefused(ValueError):
 
 
 def stratum_rows(dataset: Dataset, strata: list[str]) -> dict[str, list[int]]:
-    """Item pks by stratum label, from one query over the sampleable items."""
+    """Item pks by stratum label, from one query over the sampleable items.
+
+    Rows come back as tuples, and a label is worked out once per distinct combination of values
+    (500,000 CRIC items have a few thousand): perf/results/validation_draw.md.
+    """
     check = check_for(dataset.benchmark)
     stratifiers = [check.stratifier(key) for key in strata]
     fields: dict[str, Any] = {}
     for stratifier in stratifiers:
         fields.update(stratifier.fields())
-    items = check.sampleable(dataset.items.all())
+    aliases = list(fields)
+
+    def label_of(values: tuple) -> str:
+        row = dict(zip(aliases, values, strict=True))
+        return " · ".join(stratifier.value(row) for stratifier in stratifiers) or ALL_ITEMS
+
+    items = check.sampleable(dataset.items.all()).annotate(**fields).values_list("pk", *aliases).order_by()
+    labels: dict[tuple, str] = {}
     by_stratum: dict[str, list[int]] = {}
-    for row in items.values("pk", **fields).order_by().iterator(chunk_size=20000):
-        label = " · ".join(stratifier.value(row) for stratifier in stratifiers) or ALL_ITEMS
-        by_stratum.setdefault(label, []).append(row["pk"])
+    for pk, *values in items.iterator(chunk_size=20000):
+        key = tuple(values)
+        try:
+            label = labels.get(key)
+            if label is None:
+                label = labels[key] = label_of(key)
+        except TypeError:  # a value that cannot be a dictionary key (a JSON list): no cache
+            label = label_of(key)
+        by_stratum.setdefault(label, []).append(pk)
     return by_stratum
 
 

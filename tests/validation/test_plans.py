@@ -96,33 +96,33 @@ def test_strata_combine_and_read_the_program_length_in_the_database(cric, people
         assert row.stratum == f"{steps} steps · {kind}"
 
 
-@pytest.mark.parametrize(
-    ("changes", "field"),
-    [
-        ({"sample_size": 5, "margin": 0.1}, "sample_size"),
-        ({"sample_size": None}, "sample_size"),
-        ({"strata": ["colour"]}, "strata"),
-        ({"validators_per_overlap": 4}, "validators_per_overlap"),
-        ({"overlap": 0.5, "validators_per_overlap": 3}, "validators"),
-        ({"sample_size": 100_000}, "sample_size"),
-        ({"name": "  "}, "name"),
-        ({"margin": 0.7, "sample_size": None}, "margin"),
-    ],
-)
-def test_bad_choices_are_refused_by_field_and_nothing_is_made(cric, people, changes, field):
-    choices = {
-        "dataset": cric,
-        "name": "Bad",
-        "strata": ["question_type"],
-        "sample_size": 5,
-        "overlap": 0.5,
-        "validators": [people["val"], people["vic"]],
-        **changes,
-    }
-    with pytest.raises(services.PlanRefused) as refused:
-        services.create_plan(**choices)
-    assert field in refused.value.problems
-    assert not Plan.objects.exists() and not Project.objects.exists()
+BAD_CHOICES = [
+    ({"sample_size": 5, "margin": 0.1}, "sample_size"),
+    ({"sample_size": None}, "sample_size"),
+    ({"strata": ["colour"]}, "strata"),
+    ({"validators_per_overlap": 4}, "validators_per_overlap"),
+    ({"overlap": 0.5, "validators_per_overlap": 3}, "validators"),
+    ({"sample_size": 100_000}, "sample_size"),
+    ({"name": "  "}, "name"),
+    ({"margin": 0.7, "sample_size": None}, "margin"),
+]
+
+
+def test_bad_choices_are_refused_by_field_and_nothing_is_made(cric, people):
+    for changes, field in BAD_CHOICES:
+        choices = {
+            "dataset": cric,
+            "name": "Bad",
+            "strata": ["question_type"],
+            "sample_size": 5,
+            "overlap": 0.5,
+            "validators": [people["val"], people["vic"]],
+            **changes,
+        }
+        with pytest.raises(services.PlanRefused) as refused:
+            services.create_plan(**choices)
+        assert field in refused.value.problems, changes
+        assert not Plan.objects.exists() and not Project.objects.exists()
 
 
 def test_a_benchmark_without_a_check_is_refused(people, db):

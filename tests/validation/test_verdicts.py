@@ -68,25 +68,25 @@ def test_a_validator_saves_drafts_submits_and_gets_the_next_item(plan, people):
     assert done["next"]["assignment"] != task["assignment"]
 
 
-@pytest.mark.parametrize(
-    ("answers", "field"),
-    [
-        ({**FINE, "answer_correct": "yes"}, "answer_correct"),
-        ({**FINE, "natural": 6}, "natural"),
-        ({**FINE, "natural": True}, "natural"),
-        ({**FINE, "wrong_step": 99}, "wrong_step"),
-        ({**FINE, "comment": "x" * 2001}, "comment"),
-        ({**FINE, "colour": "red"}, "colour"),
-        ([], "answers"),
-    ],
-)
-def test_verdicts_that_cannot_be_right_are_refused_by_question(plan, people, answers, field):
+BAD_VERDICTS = [
+    ({**FINE, "answer_correct": "yes"}, "answer_correct"),
+    ({**FINE, "natural": 6}, "natural"),
+    ({**FINE, "natural": True}, "natural"),
+    ({**FINE, "wrong_step": 99}, "wrong_step"),
+    ({**FINE, "comment": "x" * 2001}, "comment"),
+    ({**FINE, "colour": "red"}, "colour"),
+    ([], "answers"),
+]
+
+
+def test_verdicts_that_cannot_be_right_are_refused_by_question(plan, people):
     held = queue.claim(plan.project, people["val"])
-    with pytest.raises(VerdictRefused) as refused:
-        services.submit_verdict(held, people["val"], version=held.version, answers=answers)
-    assert refused.value.field == field
-    assert not Verdict.objects.exists()
-    assert Assignment.objects.get(pk=held.pk).status == Assignment.Status.LEASED
+    for answers, field in BAD_VERDICTS:
+        with pytest.raises(VerdictRefused) as refused:
+            services.submit_verdict(held, people["val"], version=held.version, answers=answers)
+        assert refused.value.field == field
+        assert not Verdict.objects.exists()
+        assert Assignment.objects.get(pk=held.pk).status == Assignment.Status.LEASED
 
 
 def test_an_overlap_item_goes_to_a_second_validator_blind_and_never_twice_to_one(plan, people):

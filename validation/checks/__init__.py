@@ -80,8 +80,7 @@ class Question:
     """One question of the verdict form.
 
     `kind`: "yesno", "scale" (1 to `scale`), "step" (which program step is wrong, or none) or
-    "text". `fails_on_no`: a "no" makes the item an error. `key`: the keyboard shortcut that
-    answers it "yes" (its upper case answers "no") -- shown on the page.
+    "text". `fails_on_no`: a "no" makes the item an error.
     """
 
     name: str
@@ -91,7 +90,6 @@ class Question:
     fails_on_no: bool = False
     scale: int = 5
     required: bool = True
-    key: str = ""
 
 
 @dataclass(frozen=True)
