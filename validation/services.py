@@ -39,8 +39,9 @@ class PlanRefused(ValueError):
 def stratum_rows(dataset: Dataset, strata: list[str]) -> dict[str, list[int]]:
     """Item pks by stratum label, from one query over the sampleable items.
 
-    Rows come back as tuples, and a label is worked out once per distinct combination of values
-    (500,000 CRIC items have a few thousand): perf/results/validation_draw.md.
+    Rows come back as tuples, and each stratifier's label is worked out once per distinct value
+    it reads (500,000 CRIC items have 5 question types, a few program lengths, 50,000 images):
+    perf/results/validation_draw.md.
     """
     check = check_for(dataset.benchmark)
     stratifiers = [check.stratifier(key) for key in strata]
@@ -48,23 +49,28 @@ def stratum_rows(dataset: Dataset, strata: list[str]) -> dict[str, list[int]]:
     for stratifier in stratifiers:
         fields.update(stratifier.fields())
     aliases = list(fields)
+    # Per stratifier: the positions (in a row's values) of the fields it reads, and its labels.
+    names = [list(stratifier.fields()) for stratifier in stratifiers]
+    reads = [[aliases.index(alias) for alias in own] for own in names]
+    labels: list[dict[tuple, str]] = [{} for _ in stratifiers]
 
-    def label_of(values: tuple) -> str:
-        row = dict(zip(aliases, values, strict=True))
-        return " · ".join(stratifier.value(row) for stratifier in stratifiers) or ALL_ITEMS
+    def label_of(values: list) -> str:
+        parts = []
+        for stratifier, own, positions, known in zip(stratifiers, names, reads, labels, strict=True):
+            key = tuple(values[position] for position in positions)
+            try:
+                label = known.get(key)
+                if label is None:
+                    label = known[key] = stratifier.value(dict(zip(own, key, strict=True)))
+            except TypeError:  # a value that cannot be a dictionary key (a JSON list): no cache
+                label = stratifier.value(dict(zip(own, key, strict=True)))
+            parts.append(label)
+        return " · ".join(parts) or ALL_ITEMS
 
     items = check.sampleable(dataset.items.all()).annotate(**fields).values_list("pk", *aliases).order_by()
-    labels: dict[tuple, str] = {}
     by_stratum: dict[str, list[int]] = {}
     for pk, *values in items.iterator(chunk_size=20000):
-        key = tuple(values)
-        try:
-            label = labels.get(key)
-            if label is None:
-                label = labels[key] = label_of(key)
-        except TypeError:  # a value that cannot be a dictionary key (a JSON list): no cache
-            label = label_of(key)
-        by_stratum.setdefault(label, []).append(pk)
+        by_stratum.setdefault(label_of(values), []).append(pk)
     return by_stratum
 
 
