@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import random
 import time
+from operator import itemgetter
 from typing import Any
 
 from django.db import transaction
@@ -39,9 +40,10 @@ class PlanRefused(ValueError):
 def stratum_rows(dataset: Dataset, strata: list[str]) -> dict[str, list[int]]:
     """Item pks by stratum label, from one query over the sampleable items.
 
-    Rows come back as tuples, and each stratifier's label is worked out once per distinct value
-    it reads (500,000 CRIC items have 5 question types, a few program lengths, 50,000 images):
-    perf/results/validation_draw.md.
+    The per-row work is kept small (500,000 rows: perf/results/validation_draw.md): rows come
+    back as tuples, each stratifier's label is worked out once per distinct value it reads (5
+    question types, a few program lengths, 50,000 images), and items are grouped by the tuple
+    of labels, joined into a stratum name once per stratum.
     """
     check = check_for(dataset.benchmark)
     stratifiers = [check.stratifier(key) for key in strata]
@@ -49,28 +51,36 @@ def stratum_rows(dataset: Dataset, strata: list[str]) -> dict[str, list[int]]:
     for stratifier in stratifiers:
         fields.update(stratifier.fields())
     aliases = list(fields)
-    # Per stratifier: the positions (in a row's values) of the fields it reads, and its labels.
-    names = [list(stratifier.fields()) for stratifier in stratifiers]
-    reads = [[aliases.index(alias) for alias in own] for own in names]
-    labels: list[dict[tuple, str]] = [{} for _ in stratifiers]
-
-    def label_of(values: list) -> str:
-        parts = []
-        for stratifier, own, positions, known in zip(stratifiers, names, reads, labels, strict=True):
-            key = tuple(values[position] for position in positions)
-            try:
-                label = known.get(key)
-                if label is None:
-                    label = known[key] = stratifier.value(dict(zip(own, key, strict=True)))
-            except TypeError:  # a value that cannot be a dictionary key (a JSON list): no cache
-                label = stratifier.value(dict(zip(own, key, strict=True)))
-            parts.append(label)
-        return " · ".join(parts) or ALL_ITEMS
-
+    # Per stratifier: what it reads of a row (pk first, then the aliases), and its labels so far
+    # (None once a value turns out not to be hashable, such as a JSON list: no cache then).
+    readers = [
+        (stratifier, itemgetter(*[aliases.index(alias) + 1 for alias in stratifier.fields()]), {})
+        for stratifier in stratifiers
+    ]
     items = check.sampleable(dataset.items.all()).annotate(**fields).values_list("pk", *aliases).order_by()
+    by_labels: dict[tuple[str, ...], list[int]] = {}
+    for row in items.iterator(chunk_size=20000):
+        labels = []
+        for index, (stratifier, read, known) in enumerate(readers):
+            value = read(row)
+            try:
+                label = known.get(value) if known is not None else None
+            except TypeError:
+                readers[index] = (stratifier, read, None)
+                known, label = None, None
+            if label is None:
+                label = stratifier.value(dict(zip(aliases, row[1:], strict=True)))
+                if known is not None:
+                    known[value] = label
+            labels.append(label)
+        key = tuple(labels)
+        ids = by_labels.get(key)
+        if ids is None:
+            ids = by_labels[key] = []
+        ids.append(row[0])
     by_stratum: dict[str, list[int]] = {}
-    for pk, *values in items.iterator(chunk_size=20000):
-        by_stratum.setdefault(label_of(values), []).append(pk)
+    for labels, ids in by_labels.items():
+        by_stratum.setdefault(" · ".join(labels) or ALL_ITEMS, []).extend(ids)
     return by_stratum
 
 
