@@ -1,5 +1,6 @@
 from django.urls import path
 
+from annotation import views as queue_views
 from validation import views
 
 app_name = "validation"
@@ -15,7 +16,8 @@ urlpatterns = [
     path("plans/<int:pk>/work/", views.work, name="work"),
     path("plans/<int:pk>/next/", views.next_task, name="next"),
     path("assignments/<int:pk>/save/", views.save, name="save"),
-    path("assignments/<int:pk>/heartbeat/", views.heartbeat, name="heartbeat"),
+    # A lease is a lease: the annotation queue's heartbeat serves validation assignments as they are.
+    path("assignments/<int:pk>/heartbeat/", queue_views.heartbeat, name="heartbeat"),
     path("assignments/<int:pk>/submit/", views.submit, name="submit"),
     path("assignments/<int:pk>/skip/", views.skip, name="skip"),
 ]

@@ -44,6 +44,10 @@ SHORTCUTS = (
 )
 
 
+#: The largest draft a save takes, in bytes (a verdict's answers are a few hundred).
+DRAFT_LIMIT = 20_000
+
+
 def verdict_refused(error: VerdictRefused) -> JsonResponse:
     return refused(Refused([problem(None, error.field, "verdict", error.message)]))
 
@@ -141,7 +145,7 @@ def save(request, pk: int):
         body = read_json(request)
         version = read_version(body)
         answers = body.get("answers")
-        if not isinstance(answers, dict):
+        if not isinstance(answers, dict) or len(request.body) > DRAFT_LIMIT:
             raise Refused([problem(None, "answers", "json", _("expected the answers as an object"))])
         new_version, until = queue.save_draft(assignment, request.user, version, {"answers": answers})
     except Refused as error:
@@ -149,17 +153,6 @@ def save(request, pk: int):
     except queue.QueueError as error:
         return queue_error(error)
     return JsonResponse({"version": new_version, "lease_expires_at": until.isoformat()})
-
-
-@login_required
-@require_POST
-def heartbeat(request, pk: int):
-    assignment = own_assignment(request, pk)
-    try:
-        until = queue.heartbeat(assignment, request.user)
-    except queue.QueueError as error:
-        return queue_error(error)
-    return JsonResponse({"lease_expires_at": until.isoformat()})
 
 
 def next_payload(request, plan: Plan) -> dict | None:
