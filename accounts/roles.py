@@ -45,6 +45,9 @@ ROLE_PERMISSIONS: dict[str, tuple[str, ...]] = {
         "validation.view_plan",
         "validation.add_plan",
         "validation.view_estimates",
+        "inference.view_modelrun",
+        "inference.add_modelrun",
+        "inference.change_modelrun",
     ),
     ANNOTATOR: (),
     REVIEWER: (),
@@ -67,7 +70,7 @@ def sync_roles() -> None:
 
 
 #: Apps whose permissions roles hand out; roles are synced after each of them migrates.
-APPS_WITH_ROLE_PERMISSIONS = {"benchmarks", "evaluation", "humantest", "annotation", "validation"}
+APPS_WITH_ROLE_PERMISSIONS = {"benchmarks", "evaluation", "humantest", "annotation", "validation", "inference"}
 
 
 def sync_roles_after_migrate(sender: Any, **kwargs: Any) -> None:

@@ -450,21 +450,29 @@ def heartbeat(job_id: int) -> Iterator[None]:
     machine) stops the beats, and `fail_lost_jobs` declares the job failed instead of leaving it
     "running" for ever. The cache is the one the web process reads (files, or Redis).
     """
+    with beating(job_heartbeat_key(job_id), name=f"import-{job_id}-heartbeat"):
+        yield
+
+
+@contextmanager
+def beating(key: str, *, name: str) -> Iterator[None]:
+    """While the block runs, a thread writes the time under `key` in the shared cache every
+    JOB_HEARTBEAT_S (the sign of life of a long job); the key is removed when the block ends."""
     stop = threading.Event()
 
     def beat() -> None:
         while not stop.is_set():
-            cache.set(job_heartbeat_key(job_id), time.time(), timeout=3600)
+            cache.set(key, time.time(), timeout=3600)
             stop.wait(settings.JOB_HEARTBEAT_S)
 
-    thread = threading.Thread(target=beat, name=f"import-{job_id}-heartbeat", daemon=True)
+    thread = threading.Thread(target=beat, name=name, daemon=True)
     thread.start()
     try:
         yield
     finally:
         stop.set()
         thread.join()
-        cache.delete(job_heartbeat_key(job_id))
+        cache.delete(key)
 
 
 def fail_lost_jobs() -> list[int]:

@@ -204,6 +204,9 @@ class BenchmarkSpec:
     #: Dotted path "module:Class" of its validation check (validation/checks/), or "" when its
     #: generated items cannot be validated by people in Yardstick.
     validation: str = ""
+    #: Dotted paths "module:Class" of its baselines (`inference.baselines.Baseline` subclasses in
+    #: inference/baselines/<name>): what `manage.py run_baseline` and the inference pages can run on its datasets.
+    baselines: tuple[str, ...] = ()
     #: Breakdown plots on the report page.
     plots: tuple[BreakdownPlot, ...] = ()
 
@@ -299,6 +302,14 @@ class BenchmarkSpec:
     def score_files(self, files: ScoringFiles) -> Scored:
         """Score a prediction file against the official ground-truth file (and scenes)."""
         raise NotImplementedError
+
+    def write_predictions(self, answers: Sequence[tuple[str, Any]]) -> bytes:
+        """A prediction file in the official format from (unit id, prediction) pairs.
+
+        By default the file is a JSON list of the predictions, each a record that carries its unit id
+        (STE-VQA, CRIC and CLEVR-Ref+ files are such lists).
+        """
+        return json.dumps([prediction for _, prediction in answers], ensure_ascii=False).encode()
 
     def row_id(self, row: Mapping[str, Any]) -> str:
         """The unit id a per-item row of `score` belongs to."""

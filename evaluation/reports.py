@@ -67,6 +67,8 @@ class ScoredSubmission:
     setting: str
     summary: dict[str, Any]
     item_rows: Sequence[dict[str, Any]]
+    #: How the answers were made, kept on the submission (a model run's choices); may be empty.
+    parameters: dict[str, Any] = field(default_factory=dict)
 
 
 def build_table(
@@ -103,9 +105,19 @@ def build_table(
             else:
                 row.cells.append(kept_cell(spec, column, submission, keep_units))
         for setting, submission in by_setting.items():
-            parameters[f"{label} {setting}".strip()] = submission.summary.get("parameters", {})
+            parameters[f"{label} {setting}".strip()] = row_parameters(submission)
         rows.append(row)
     return Table(benchmark=spec.name, columns=columns, rows=rows, parameters=parameters)
+
+
+def row_parameters(submission: Any) -> dict[str, Any]:
+    """The metric's parameters of a row, and how its answers were made where that was recorded
+    beside them (a model run's baseline, checkpoint hash, device and code version)."""
+    metric = dict(submission.summary.get("parameters", {}))
+    made = {
+        key: value for key, value in submission.parameters.items() if key not in metric and key != "cameras"
+    }
+    return {**metric, "produced_by": made} if made else metric
 
 
 def cell_for(column: Column, submission: ScoredSubmission, *, from_rows: bool = False) -> Cell:

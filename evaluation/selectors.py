@@ -77,6 +77,7 @@ def report_table(
                 setting=submission.setting,
                 summary=submission.summary,
                 item_rows=rows_by_submission[submission.pk],
+                parameters=submission.parameters if submission.origin == Submission.Origin.MODEL_RUN else {},
             )
             for submission in submissions
         ],

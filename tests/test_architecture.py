@@ -48,6 +48,7 @@ PURE = (
     re.compile(r"evaluation\.(agreement|sampling|reports|plots)$"),
     re.compile(r"annotation\.(rules|ocr|textstats)$"),
     re.compile(r"validation\.(estimates|plots)$"),
+    re.compile(r"inference\.baselines(\..+)?$"),
 )
 
 
@@ -111,6 +112,8 @@ def own_modules(name: str) -> tuple[str, ...]:
         f"humantest/templates/humantest/widgets/{name}",
         f"humantest/static/humantest/widgets/{name}",
         f"validation/checks/{name}.py",
+        f"inference/baselines/{name}.py",
+        f"inference/baselines/{name}/",
         f"validation/templates/validation/checks/{name}",
         f"validation/static/validation/checks/{name}",
     )

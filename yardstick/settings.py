@@ -261,8 +261,14 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
 CELERY_TASK_IGNORE_RESULT = True
 # Imports have a queue of their own, so that a busy human test's summaries never keep an import
 # waiting (a worker started without -Q takes both; `-Q imports` makes an import-only worker).
-CELERY_TASK_QUEUES = [Queue("celery"), Queue("imports")]
-CELERY_TASK_ROUTES = {"benchmarks.run_import": {"queue": "imports"}}
+# Model runs go to "gpu": a worker on a GPU machine consumes it alone (`celery worker -Q gpu`); the
+# embedded worker of `make run` consumes every queue and runs them on the CPU.
+CELERY_TASK_QUEUES = [Queue("celery"), Queue("imports"), Queue("gpu")]
+CELERY_TASK_ROUTES = {"benchmarks.run_import": {"queue": "imports"}, "inference.run_model": {"queue": "gpu"}}
+# Processes that read and decode images for a learned baseline's batches (0: the run's own process).
+INFERENCE_LOADER_WORKERS = int(os.environ.get("YARDSTICK_INFERENCE_LOADER_WORKERS", "0"))
+# Where checkpoints people can choose on the run form live (files named *.pt), besides the shipped ones.
+CHECKPOINT_DIR = Path(os.environ.get("YARDSTICK_CHECKPOINT_DIR", str(VAR_DIR / "checkpoints")))
 # A running import's worker beats every JOB_HEARTBEAT_S; a job without a beat for JOB_LOST_AFTER_S
 # is declared failed (its worker was killed), when its page or the API is read, or a worker starts.
 JOB_HEARTBEAT_S = float(os.environ.get("YARDSTICK_JOB_HEARTBEAT_S", "10"))

@@ -10,6 +10,7 @@ from accounts.urls import token_view
 from benchmarks.api import DatasetViewSet, ImportJobViewSet
 from evaluation.api import DatasetReportView, SubmissionViewSet
 from humantest.api import TestPlanViewSet
+from inference.api import ModelRunViewSet
 from yardstick import views
 from yardstick.media import serve_media
 
@@ -18,6 +19,7 @@ router.register("datasets", DatasetViewSet, basename="dataset")
 router.register("imports", ImportJobViewSet, basename="importjob")
 router.register("submissions", SubmissionViewSet, basename="submission")
 router.register("test-plans", TestPlanViewSet, basename="testplan")
+router.register("model-runs", ModelRunViewSet, basename="modelrun")
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -28,6 +30,7 @@ urlpatterns = [
     path("test/", include("humantest.urls")),
     path("annotate/", include("annotation.urls")),
     path("validate/", include("validation.urls")),
+    path("models/", include("inference.urls")),
     path("admin/", admin.site.urls),
     path("api/v1/datasets/<int:pk>/report/", DatasetReportView.as_view(), name="dataset-report"),
     path("api/v1/", include(router.urls)),

@@ -14,6 +14,7 @@ class DotCountSpec(BenchmarkSpec):
     formats_module = "tests.dotcount.formats"
     unit_id_field = "id"
     trial = "tests.dotcount.trial:DotCountTrial"
+    baselines = ("tests.dotcount.baselines:Blobs", "tests.dotcount.baselines:Guess")
     plots = (BreakdownPlot("Accuracy by number of dots", ("by_count",), "Acc", ylabel="Acc"),)
     answer_compared = "the count given"
 

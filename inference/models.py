@@ -1,0 +1,84 @@
+"""Model runs: a baseline answering a dataset's units in a worker, its answers then scored as a submission.
+
+A run is started from a page, the API or `manage.py run_baseline`; a job on the Celery `gpu`
+queue (or the command itself) answers the units in batches, writing its progress and a sign of
+life on the row; the answers become a prediction file in the benchmark's official format and,
+through `evaluation.services.submit_predictions`, a model submission scored like any upload.
+Only `inference.services` writes these rows.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+from benchmarks.models import BenchmarkNamed, Dataset
+from benchmarks.storage import uploads
+from evaluation.models import Submission
+
+
+class ModelRun(BenchmarkNamed, models.Model):
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        FINISHED = "finished", "Finished"
+        FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled"
+
+    class Device(models.TextChoices):
+        AUTO = "auto", "GPU if the worker has one, else CPU"
+        CPU = "cpu", "CPU"
+        CUDA = "cuda", "GPU (CUDA)"
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="model_runs")
+    baseline = models.CharField(max_length=64, help_text="The baseline's name, as its benchmark declares it.")
+    setting = models.CharField(max_length=32, blank=True, default="")
+    device = models.CharField(max_length=8, choices=Device.choices, default=Device.AUTO)
+    used_device = models.CharField(max_length=32, blank=True, default="", help_text="What the worker ran on.")
+    batch_size = models.PositiveIntegerField(default=32)
+    seed = models.IntegerField(default=0)
+    checkpoint = models.CharField(
+        max_length=500, blank=True, default="", help_text="The checkpoint file (learned baselines), as given."
+    )
+    checkpoint_sha256 = models.CharField(max_length=64, blank=True, default="")
+    code_version = models.CharField(max_length=64, blank=True, default="")
+    parameters = models.JSONField(default=dict, blank=True, help_text="What the baseline says of itself.")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    stage = models.CharField(max_length=100, blank=True, default="")
+    done = models.PositiveIntegerField(default=0)
+    total = models.PositiveIntegerField(default=0)
+    cancel_requested = models.BooleanField(default=False)
+    error = models.TextField(blank=True, default="")
+    predictions = models.FileField(upload_to="model-runs/%Y/%m/", storage=uploads, blank=True)
+    submission = models.ForeignKey(
+        Submission, null=True, blank=True, on_delete=models.SET_NULL, related_name="model_runs"
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="model_runs"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True, help_text="When a worker took the run.")
+    heartbeat_at = models.DateTimeField(
+        null=True, blank=True, help_text="The last sign of life from the worker."
+    )
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"model run {self.pk}: {self.baseline} on {self.dataset} ({self.status})"
+
+    @property
+    def benchmark(self) -> str:
+        return self.dataset.benchmark
+
+    @property
+    def finished(self) -> bool:
+        return self.status in {self.Status.FINISHED, self.Status.FAILED, self.Status.CANCELLED}
+
+    @property
+    def percent(self) -> int:
+        if self.total:
+            return int(100 * self.done / self.total)
+        return 100 if self.status == self.Status.FINISHED else 0

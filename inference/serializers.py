@@ -1,0 +1,54 @@
+"""API shapes of model runs."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from benchmarks.models import Dataset
+from inference.models import ModelRun
+from inference.selectors import checkpoint_files
+from inference.services import MAX_BATCH_SIZE
+
+
+class ModelRunSerializer(serializers.ModelSerializer):
+    percent = serializers.IntegerField(read_only=True)
+    summary = serializers.SerializerMethodField()
+
+    class Meta:
+        model = ModelRun
+        fields = [
+            "id", "dataset", "baseline", "setting", "device", "used_device", "batch_size", "seed",
+            "checkpoint_sha256", "code_version", "parameters", "status", "stage", "done", "total",
+            "percent", "cancel_requested", "error", "submission", "summary", "created_at", "started_at",
+            "heartbeat_at", "finished_at",
+        ]  # fmt: skip
+        read_only_fields = fields
+
+    def get_summary(self, run: ModelRun) -> dict | None:
+        return run.submission.summary if run.submission_id else None
+
+
+class StartRunSerializer(serializers.Serializer):
+    dataset = serializers.PrimaryKeyRelatedField(queryset=Dataset.objects.all())
+    baseline = serializers.CharField(max_length=64)
+    setting = serializers.CharField(required=False, allow_blank=True, default=None)
+    checkpoint = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="The file name of a checkpoint in the server's checkpoint folder (empty: the baseline's own).",
+    )
+    device = serializers.ChoiceField(choices=ModelRun.Device.values, default=ModelRun.Device.AUTO)
+    batch_size = serializers.IntegerField(min_value=1, max_value=MAX_BATCH_SIZE, default=32)
+    seed = serializers.IntegerField(default=0)
+
+    def validate_checkpoint(self, value: str) -> str:
+        if not value:
+            return ""
+        known = {path.name: path for path in checkpoint_files()}
+        if value not in known:
+            names = ", ".join(sorted(known)) or "none"
+            raise serializers.ValidationError(
+                f"no checkpoint named {value!r} on the server (it has: {names})"
+            )
+        return str(known[value])

@@ -1,0 +1,354 @@
+"""Writes of the inference app: starting, running, cancelling and reaping model runs.
+
+`start_run` checks every choice before anything is made (the baseline is the dataset's
+benchmark's, the setting is the benchmark's and the baseline's, the checkpoint is one of this
+baseline's model, the dataset has the images the baseline looks at) and queues the run on the
+Celery `gpu` queue. `execute_run` is the worker's side, also called in-process by
+`manage.py run_baseline`: it answers the units in batches, writes progress and a sign of life,
+stops at the next batch when a cancel was asked, and hands the prediction file to the
+evaluation engine's single writer. `fail_lost_runs` declares failed the runs whose worker died.
+"""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+import time
+from collections.abc import Callable
+from functools import cache as memoize
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.core.cache import cache
+from django.core.files.base import ContentFile
+from django.db import transaction
+from django.utils import timezone
+
+from benchmarks.models import Dataset
+from benchmarks.services import beating
+from evaluation.models import Submission
+from evaluation.services import SubmissionRefused, submit_predictions
+from inference.baselines import (
+    CPU,
+    CUDA,
+    Baseline,
+    BaselineRefused,
+    RunChoices,
+    Unit,
+    file_digest,
+    load_baseline,
+)
+from inference.models import ModelRun
+
+logger = logging.getLogger(__name__)
+
+#: The Celery queue model runs go to: a worker on a GPU machine consumes it (`-Q gpu`).
+GPU_QUEUE = "gpu"
+MAX_BATCH_SIZE = 4096
+
+
+class RunRefused(ValueError):
+    """The run cannot start with these choices; nothing was created."""
+
+
+class RunCancelled(Exception):
+    """Raised inside a run when someone asked to cancel it."""
+
+
+# --- starting ----------------------------------------------------------------------------------
+
+
+def checked_baseline(
+    dataset: Dataset,
+    baseline_name: str,
+    *,
+    setting: str = "",
+    checkpoint: str | Path | None = None,
+    batch_size: int = 32,
+    device: str = ModelRun.Device.AUTO,
+) -> tuple[Baseline, Path | None]:
+    """The baseline and its checkpoint file once every choice is checked; RunRefused says what is wrong."""
+    spec = dataset.spec
+    try:
+        baseline = load_baseline(spec, baseline_name)
+    except BaselineRefused as error:
+        raise RunRefused(f"{dataset}: {error}") from None
+    problem = spec.setting_problem(setting) or baseline.setting_problem(setting)
+    if problem:
+        raise RunRefused(f"setting: {problem}")
+    if device not in ModelRun.Device.values:
+        raise RunRefused(f"device: expected one of {', '.join(ModelRun.Device.values)}, got {device!r}")
+    if not 1 <= batch_size <= MAX_BATCH_SIZE:
+        raise RunRefused(f"batch size: expected 1 to {MAX_BATCH_SIZE}, got {batch_size}")
+    if getattr(baseline, "needs_images", False) and not dataset.has_media:
+        raise RunRefused(
+            f"{dataset} was imported without its images, and {baseline.title} looks at the images: "
+            "import it again with its images"
+        )
+    path = Path(checkpoint) if checkpoint else None
+    if path is not None and not path.is_file():
+        raise RunRefused(f"checkpoint: no such file {path}")
+    problem = baseline.checkpoint_problem(path)
+    if problem:
+        raise RunRefused(f"checkpoint: {problem}")
+    path = baseline.resolved_checkpoint(path)
+    if path is not None and checkpoint is None:
+        problem = baseline.checkpoint_problem(path)
+        if problem:
+            raise RunRefused(f"checkpoint: {problem}")
+    return baseline, path
+
+
+def start_run(
+    *,
+    dataset: Dataset,
+    baseline: str,
+    setting: str = "",
+    checkpoint: str | Path | None = None,
+    device: str = ModelRun.Device.AUTO,
+    batch_size: int = 32,
+    seed: int = 0,
+    user=None,
+    enqueue: bool = True,
+) -> ModelRun:
+    """A new queued run (on the `gpu` queue unless `enqueue` is False); RunRefused creates nothing."""
+    chosen, path = checked_baseline(
+        dataset, baseline, setting=setting, checkpoint=checkpoint, batch_size=batch_size, device=device
+    )
+    run = ModelRun.objects.create(
+        dataset=dataset,
+        baseline=chosen.name,
+        setting=setting,
+        device=device,
+        batch_size=batch_size,
+        seed=seed,
+        checkpoint=str(path) if path else "",
+        checkpoint_sha256=file_digest(path) if path else "",
+        code_version=code_version(),
+        created_by=user,
+        stage="waiting for a worker",
+    )
+    if enqueue:
+        from inference.tasks import run_model
+
+        transaction.on_commit(lambda: run_model.apply_async((run.pk,), queue=GPU_QUEUE))
+    return run
+
+
+@memoize
+def code_version() -> str:
+    """The commit the code runs from (with "-dirty" when changed since), or "unknown"."""
+    try:
+        result = subprocess.run(
+            ["git", "describe", "--always", "--dirty", "--abbrev=12"],
+            cwd=settings.BASE_DIR,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return result.stdout.strip() if result.returncode == 0 and result.stdout.strip() else "unknown"
+
+
+# --- cancelling and reaping --------------------------------------------------------------------
+
+
+def cancel_run(run: ModelRun) -> ModelRun:
+    """Stop a run: a queued one at once, a running one at its next batch; a finished one is left."""
+    with transaction.atomic():
+        run = ModelRun.objects.select_for_update().get(pk=run.pk)
+        if run.status == ModelRun.Status.QUEUED:
+            finish(run, ModelRun.Status.CANCELLED, stage="cancelled before a worker took it")
+        elif run.status == ModelRun.Status.RUNNING:
+            run.cancel_requested = True
+            run.stage = "cancelling at the next batch"
+            run.save(update_fields=["cancel_requested", "stage"])
+    return run
+
+
+def heartbeat_key(run_id: int) -> str:
+    return f"yardstick:model-run-heartbeat:{run_id}"
+
+
+def fail_lost_runs() -> list[int]:
+    """Declare failed the running runs whose worker stopped beating for JOB_LOST_AFTER_S; their ids."""
+    lost = []
+    now = time.time()
+    for run in ModelRun.objects.filter(status=ModelRun.Status.RUNNING):
+        beats = [cache.get(heartbeat_key(run.pk))]
+        beats += [moment.timestamp() for moment in (run.heartbeat_at, run.started_at) if moment]
+        last = max((beat for beat in beats if beat is not None), default=None)
+        if last is None or last < now - settings.JOB_LOST_AFTER_S:
+            seconds = int(now - last) if last is not None else int(settings.JOB_LOST_AFTER_S)
+            with transaction.atomic():
+                locked = ModelRun.objects.select_for_update().get(pk=run.pk)
+                if locked.status != ModelRun.Status.RUNNING:
+                    continue
+                finish(
+                    locked,
+                    ModelRun.Status.FAILED,
+                    error=(
+                        f"the worker running this model stopped (no sign of life for {seconds} s) after "
+                        f"{locked.done} of {locked.total} units; no submission was made: start the run again"
+                    ),
+                    stage="worker lost",
+                )
+            lost.append(run.pk)
+    return lost
+
+
+def finish(run: ModelRun, status: str, *, error: str = "", stage: str = "") -> None:
+    run.status = status
+    run.error = error[:5000]
+    run.stage = stage or run.get_status_display().lower()
+    run.finished_at = timezone.now()
+    run.save(update_fields=["status", "error", "stage", "finished_at"])
+
+
+# --- running -----------------------------------------------------------------------------------
+
+
+def dataset_units(dataset: Dataset) -> list[Unit]:
+    """The dataset's scoring units in file order, as baselines see them (images as file paths)."""
+    spec = dataset.spec
+    media_root = Path(settings.MEDIA_ROOT) / dataset.media_folder
+    scenes = dict(dataset.scenes.values_list("pk", "data"))
+    rows = dataset.items.order_by("position").values_list(
+        "external_id", "payload", "ground_truth", "media", "scene_id"
+    )
+    units = []
+    for external_id, payload, ground_truth, media, scene_id in rows.iterator(chunk_size=2000):
+        images = {role: str(media_root / name.rsplit("/", 1)[-1]) for role, name in (media or {}).items()}
+        scene = scenes.get(scene_id)
+        for unit in spec.units(external_id, payload, ground_truth):
+            units.append(Unit(unit.id, unit.part, unit.record, payload, images, scene))
+    return units
+
+
+def resolve_device(requested: str) -> str:
+    """The device a run uses here: "auto" is CUDA when this worker has a GPU, else the CPU."""
+    if requested == CPU:
+        return CPU
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    has_cuda = torch is not None and torch.cuda.is_available()
+    if requested == CUDA and not has_cuda:
+        raise RunRefused(
+            "device: CUDA was asked for, but this worker has no GPU (or no CUDA build of PyTorch)"
+        )
+    return CUDA if has_cuda else CPU
+
+
+def execute_run(run: ModelRun, *, progress: Callable[[ModelRun], None] | None = None) -> ModelRun:
+    """Run a queued model run to its end here (a worker, or the command line); the row says how it went.
+
+    A run another worker took, or one cancelled while queued, is left as it is.
+    """
+    with transaction.atomic():
+        run = ModelRun.objects.select_for_update().get(pk=run.pk)
+        if run.status != ModelRun.Status.QUEUED:
+            return run
+        run.status = ModelRun.Status.RUNNING
+        run.started_at = run.heartbeat_at = timezone.now()
+        run.stage = "loading the model and the units"
+        run.save(update_fields=["status", "started_at", "heartbeat_at", "stage"])
+    with beating(heartbeat_key(run.pk), name=f"model-run-{run.pk}-heartbeat"):
+        try:
+            answer_and_submit(run, progress)
+        except RunCancelled:
+            finish(run, ModelRun.Status.CANCELLED, stage=f"cancelled after {run.done} of {run.total} units")
+        except (RunRefused, BaselineRefused, SubmissionRefused, ValueError) as error:
+            finish(run, ModelRun.Status.FAILED, error=str(error), stage="failed")
+        except Exception as error:  # the row must not stay "running": say what broke
+            logger.exception("model run %s failed", run.pk)
+            finish(run, ModelRun.Status.FAILED, error=f"{type(error).__name__}: {error}", stage="failed")
+    if progress is not None:
+        progress(run)
+    return run
+
+
+def answer_and_submit(run: ModelRun, progress: Callable[[ModelRun], None] | None) -> None:
+    dataset = run.dataset
+    spec = dataset.spec
+    baseline = load_baseline(spec, run.baseline)
+    device = resolve_device(run.device) if baseline.learned else CPU
+    units = dataset_units(dataset)
+    run.total = len(units)
+    run.used_device = device
+    run.save(update_fields=["total", "used_device"])
+    baseline.load(
+        units,
+        RunChoices(
+            setting=run.setting,
+            device=device,
+            seed=run.seed,
+            checkpoint=Path(run.checkpoint) if run.checkpoint else None,
+            batch_size=run.batch_size,
+            workers=settings.INFERENCE_LOADER_WORKERS if baseline.learned else 0,
+        ),
+    )
+    run.parameters = baseline.parameters()
+    run.stage = "answering"
+    run.save(update_fields=["parameters", "stage"])
+    answers: list[tuple[str, Any]] = []
+    started = time.perf_counter()
+    for batch, inputs in baseline.batches(units, run.batch_size):
+        predictions = baseline.predict(batch, inputs)
+        if len(predictions) != len(batch):
+            raise ValueError(
+                f"{baseline.title} gave {len(predictions)} answers for a batch of {len(batch)} units"
+            )
+        answers.extend((unit.id, prediction) for unit, prediction in zip(batch, predictions, strict=True))
+        run.done = len(answers)
+        run.heartbeat_at = timezone.now()
+        run.save(update_fields=["done", "heartbeat_at"])
+        if progress is not None:
+            progress(run)
+        if ModelRun.objects.filter(pk=run.pk, cancel_requested=True).exists():
+            raise RunCancelled
+    seconds = time.perf_counter() - started
+    run.stage = "scoring"
+    run.parameters = {**run.parameters, "answer_seconds": round(seconds, 3)}
+    data = spec.write_predictions(answers)
+    run.predictions.save(f"run-{run.pk}-predictions.json", ContentFile(data), save=False)
+    run.save(update_fields=["stage", "parameters", "predictions"])
+    submission = submit_predictions(
+        dataset=dataset,
+        name=submission_name(run, baseline),
+        data=data,
+        producer=Submission.Producer.MODEL,
+        origin=Submission.Origin.MODEL_RUN,
+        setting=run.setting,
+        source=f"model run {run.pk}",
+        parameters=run_parameters(run, baseline),
+        created_by=run.created_by,
+    )
+    run.submission = submission
+    run.save(update_fields=["submission"])
+    finish(run, ModelRun.Status.FINISHED, stage="finished")
+
+
+def submission_name(run: ModelRun, baseline: Baseline) -> str:
+    """The report row's label: the baseline's title, with the run's number when the title is taken."""
+    taken = Submission.objects.filter(dataset=run.dataset, name=baseline.title, setting=run.setting).exists()
+    return f"{baseline.title} (run {run.pk})" if taken else baseline.title
+
+
+def run_parameters(run: ModelRun, baseline: Baseline) -> dict[str, Any]:
+    """How the answers were made, kept on the submission and shown with the report."""
+    return {
+        "model_run": run.pk,
+        "baseline": run.baseline,
+        "baseline_uses": baseline.uses,
+        "checkpoint": Path(run.checkpoint).name if run.checkpoint else "",
+        "checkpoint_sha256": run.checkpoint_sha256,
+        "device": run.used_device,
+        "seed": run.seed,
+        "batch_size": run.batch_size,
+        "code_version": run.code_version,
+        **{f"model_{key}": value for key, value in run.parameters.items()},
+    }

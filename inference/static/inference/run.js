@@ -1,0 +1,31 @@
+// Follows a model run on its page: polls until the run has ended, then reloads for the result.
+const card = document.getElementById("run");
+const statusLabel = document.getElementById("run-status");
+const stage = document.getElementById("run-stage");
+const bar = document.getElementById("run-progress");
+const count = document.getElementById("run-count");
+const errorLine = document.getElementById("run-error");
+
+const LABELS = {queued: "Queued", running: "Running", finished: "Finished", failed: "Failed", cancelled: "Cancelled"};
+const ACTIVE = new Set(["queued", "running"]);
+
+function render(run) {
+  statusLabel.textContent = LABELS[run.status] || run.status;
+  statusLabel.dataset.status = run.status;
+  stage.textContent = run.stage || "";
+  bar.value = run.percent;
+  count.textContent = `${run.done} / ${run.total}`;
+  errorLine.textContent = run.error || "";
+  errorLine.hidden = !run.error;
+}
+
+async function poll() {
+  const response = await fetch(card.dataset.url, {headers: {Accept: "application/json"}, credentials: "same-origin"});
+  if (!response.ok) return;
+  const run = await response.json();
+  render(run);
+  if (ACTIVE.has(run.status)) setTimeout(poll, 700);
+  else window.location.reload();
+}
+
+if (ACTIVE.has(statusLabel.dataset.status)) setTimeout(poll, 500);

@@ -1,0 +1,33 @@
+// The run form offers only the chosen dataset's benchmark's baselines and settings.
+const datasets = JSON.parse(document.getElementById("run-datasets").textContent);
+const datasetSelect = document.getElementById("id_dataset");
+const baselineSelect = document.getElementById("id_baseline");
+const settingSelect = document.getElementById("id_setting");
+const checkpointField = document.getElementById("field-checkpoint");
+const rows = document.querySelectorAll("#baselines tbody tr");
+
+function refresh() {
+  const chosen = datasets[datasetSelect.value];
+  const benchmark = chosen ? chosen.benchmark : null;
+  let firstVisible = null;
+  for (const option of baselineSelect.options) {
+    option.hidden = option.disabled = benchmark !== null && option.dataset.benchmark !== benchmark;
+    if (!option.hidden && firstVisible === null) firstVisible = option;
+  }
+  const selected = baselineSelect.selectedOptions[0];
+  if ((!selected || selected.hidden) && firstVisible) firstVisible.selected = true;
+  for (const row of rows) row.hidden = benchmark !== null && row.dataset.benchmark !== benchmark;
+  const wanted = settingSelect.value || settingSelect.dataset.value;
+  settingSelect.replaceChildren(...(chosen ? chosen.settings : []).map(([value, label]) => {
+    const option = new Option(label, value, false, value === wanted);
+    return option;
+  }));
+  settingSelect.closest(".field").hidden = !chosen || chosen.settings.length < 2;
+  const learned = baselineSelect.selectedOptions[0] && baselineSelect.selectedOptions[0].dataset.learned === "1";
+  checkpointField.hidden = !learned;
+  document.getElementById("id_device").closest(".field").hidden = !learned;
+}
+
+datasetSelect.addEventListener("change", refresh);
+baselineSelect.addEventListener("change", refresh);
+refresh();

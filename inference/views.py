@@ -1,0 +1,94 @@
+"""Pages of model runs: the list, the form that starts one, a run's progress, cancelling it."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, JsonResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from inference import selectors, services
+from inference.forms import RunForm
+from inference.models import ModelRun
+
+
+def visible_run(request, pk: int) -> ModelRun:
+    if not request.user.has_perm("inference.view_modelrun"):
+        raise PermissionDenied
+    run = selectors.runs_for(request.user).filter(pk=pk).first()
+    if run is None:
+        raise Http404("no such model run")
+    return run
+
+
+@login_required
+def run_list(request):
+    if not request.user.has_perm("inference.view_modelrun"):
+        raise PermissionDenied
+    services.fail_lost_runs()  # a run whose worker died is shown failed, not running for ever
+    runs = selectors.runs_for(request.user)[:200]
+    return render(request, "inference/run_list.html", {"runs": runs})
+
+
+@login_required
+def run_new(request):
+    if not request.user.has_perm("inference.add_modelrun"):
+        raise PermissionDenied
+    initial = {"dataset": request.GET.get("dataset")} if request.GET.get("dataset", "").isdigit() else None
+    form = RunForm(request.POST or None, user=request.user, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            run = services.start_run(
+                dataset=data["dataset"],
+                baseline=data["baseline_name"],
+                setting=data["setting"],
+                checkpoint=data["checkpoint"] or None,
+                device=data["device"],
+                batch_size=data["batch_size"],
+                seed=data["seed"],
+                user=request.user,
+            )
+        except services.RunRefused as error:
+            form.add_error(None, str(error))
+        else:
+            messages.info(request, f"Model run {run.pk} queued: {run.baseline} on {run.dataset}.")
+            return redirect("inference:run", pk=run.pk)
+    baselines = [
+        {"value": f"{benchmark}:{baseline.name}", "benchmark": benchmark, "baseline": baseline}
+        for benchmark, baseline in form.baselines
+    ]
+    settings_by_benchmark = {
+        dataset.pk: {
+            "benchmark": dataset.benchmark,
+            "settings": [[c.value, c.label] for c in dataset.spec.settings],
+        }
+        for dataset in form.fields["dataset"].queryset
+    }
+    return render(
+        request,
+        "inference/run_form.html",
+        {"form": form, "baselines": baselines, "datasets": settings_by_benchmark},
+    )
+
+
+@login_required
+def run_detail(request, pk: int):
+    services.fail_lost_runs()
+    run = visible_run(request, pk)
+    if request.headers.get("Accept") == "application/json" or request.GET.get("format") == "json":
+        return JsonResponse(selectors.run_json(run))
+    return render(request, "inference/run_detail.html", {"run": run, "Status": ModelRun.Status})
+
+
+@login_required
+@require_POST
+def run_cancel(request, pk: int):
+    run = visible_run(request, pk)
+    if not request.user.has_perm("inference.change_modelrun"):
+        raise PermissionDenied
+    run = services.cancel_run(run)
+    messages.info(request, f"Model run {run.pk}: {run.stage}.")
+    return redirect("inference:run", pk=run.pk)

@@ -1,0 +1,53 @@
+"""Model runs on the plug-in benchmark Dot count: real images, a real baseline, the whole path."""
+
+import json
+from pathlib import Path
+
+import pytest
+from PIL import Image, ImageDraw
+
+from benchmarks import registry
+from tests.dotcount.spec import SPEC
+
+COUNTS = [1, 2, 3, 2, 4, 3, 1, 4]
+
+
+@pytest.fixture
+def dotcount():
+    registry.register(SPEC)
+    yield SPEC
+    registry.unregister(SPEC.name)
+
+
+def write_dot_files(folder: Path) -> Path:
+    """Eight images with 1 to 4 dots and their official file."""
+    images = folder / "images"
+    images.mkdir(parents=True, exist_ok=True)
+    records = []
+    for index, count in enumerate(COUNTS):
+        image = Image.new("RGB", (80, 40), "white")
+        draw = ImageDraw.Draw(image)
+        for dot in range(count):
+            draw.ellipse((5 + 18 * dot, 15, 15 + 18 * dot, 25), fill="black")
+        image.save(images / f"dots{index}.png")
+        records.append(
+            {
+                "id": f"d{index}",
+                "image": f"dots{index}.png",
+                "question": "How many dots?",
+                "answer": str(count),
+            }
+        )
+    truth = folder / "dots.json"
+    truth.write_text(json.dumps(records))
+    return truth
+
+
+@pytest.fixture
+def dots(dotcount, tmp_path):
+    from benchmarks.services import import_dataset
+
+    truth = write_dot_files(tmp_path / "dots")
+    return import_dataset(
+        benchmark="dotcount", data=truth.read_bytes(), name="dots", images_dir=tmp_path / "dots" / "images"
+    )
