@@ -54,6 +54,8 @@ from typing import Any
 import numpy as np
 from PIL import Image, ImageOps
 
+from benchmarks.stevqa.ocr import THREADS, new_engine
+
 #: Similarity under which an answer is called far from the text read inside its quadrilateral.
 THRESHOLD = 0.5
 #: Margin added on every side of the quadrilateral before reading: a share of its own width
@@ -70,8 +72,6 @@ MAX_SIDE = 2048
 KEEP_INSIDE = 0.5
 #: The lowest recognition score kept (the engine's own default).
 MIN_SCORE = 0.5
-#: ONNX Runtime threads per model: one, so that a worker process takes one core per call.
-THREADS = 1
 
 _engine: Any = None
 _engine_lock = threading.Lock()
@@ -98,7 +98,8 @@ class Reading:
 
 
 def engine():
-    """The RapidOCR engine, created on first use and shared by the process's threads.
+    """The RapidOCR engine (benchmarks.stevqa.ocr), created on first use and shared by the
+    process's threads.
 
     Loading the models takes about a second; a call on the engine is thread-safe as long as no
     per-call options are passed (they would change the shared detector's settings).
@@ -107,16 +108,7 @@ def engine():
     if _engine is None:
         with _engine_lock:
             if _engine is None:
-                from rapidocr_onnxruntime import RapidOCR
-
-                _engine = RapidOCR(
-                    intra_op_num_threads=THREADS,
-                    inter_op_num_threads=THREADS,
-                    # Only shrink large inputs: the default ("min", 736) blows a one-line crop up
-                    # to 736 pixels high and takes over a second per call.
-                    det_limit_type="max",
-                    det_limit_side_len=960,
-                )
+                _engine = new_engine(threads=THREADS)
     return _engine
 
 

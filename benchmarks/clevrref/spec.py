@@ -32,6 +32,10 @@ class ClevrRefSpec(BenchmarkSpec):
     scenes_needed_to_score = True
     trial = "humantest.trials.clevrref:ClevrRefTrial"
     validation = "validation.checks.clevrref:ClevrRefCheck"
+    baselines = (
+        "inference.baselines.clevrref:RandomObjectBaseline",
+        "inference.baselines.clevrref:ExecutorBaseline",
+    )
     # Categories (k-Relate, AND, OR, Same) are whatever the scored expressions hold.
     plots = (
         BreakdownPlot("Mean IoU by expression category", ("by_category",), "mean_iou", ylabel="mean IoU"),

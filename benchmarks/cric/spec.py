@@ -34,6 +34,7 @@ class CricSpec(BenchmarkSpec):
     region_kind = "box"
     trial = "humantest.trials.cric:CricTrial"
     validation = "validation.checks.cric:CricCheck"
+    baselines = ("inference.baselines.cric:PriorBaseline", "inference.baselines.cric:ExecutorBaseline")
     plots = (
         BreakdownPlot(
             "Final accuracy by question type",

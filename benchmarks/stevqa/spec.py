@@ -38,6 +38,11 @@ class SteVqaSpec(BenchmarkSpec):
     region_kind = "quadrilateral"
     trial = "humantest.trials.stevqa:SteVqaTrial"
     authoring = "annotation.workflows.stevqa:SteVqaAuthoring"
+    baselines = (
+        "inference.baselines.stevqa:RandomTokenBaseline",
+        "inference.baselines.stevqa:RankerBaseline",
+        "inference.baselines.stevqa:OcrUpperBoundBaseline",
+    )
     plots = (
         BreakdownPlot(
             "CLC by language",
