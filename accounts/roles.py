@@ -70,7 +70,14 @@ def sync_roles() -> None:
 
 
 #: Apps whose permissions roles hand out; roles are synced after each of them migrates.
-APPS_WITH_ROLE_PERMISSIONS = {"benchmarks", "evaluation", "humantest", "annotation", "validation", "inference"}
+APPS_WITH_ROLE_PERMISSIONS = {
+    "benchmarks",
+    "evaluation",
+    "humantest",
+    "annotation",
+    "validation",
+    "inference",
+}
 
 
 def sync_roles_after_migrate(sender: Any, **kwargs: Any) -> None:

@@ -27,8 +27,9 @@ from django.utils import timezone
 
 from benchmarks.models import Dataset
 from benchmarks.services import beating
+from benchmarks.spec import ScoringTask
 from evaluation.models import Submission
-from evaluation.services import SubmissionRefused, submit_predictions
+from evaluation.services import SubmissionRefused, scenes_of, submit_predictions
 from inference.baselines import (
     CPU,
     CUDA,
@@ -277,6 +278,7 @@ def answer_and_submit(run: ModelRun, progress: Callable[[ModelRun], None] | None
     baseline = load_baseline(spec, run.baseline)
     device = resolve_device(run.device) if baseline.learned else CPU
     units = dataset_units(dataset)
+    check_scorable(run, units)
     run.total = len(units)
     run.used_device = device
     run.save(update_fields=["total", "used_device"])
@@ -330,6 +332,20 @@ def answer_and_submit(run: ModelRun, progress: Callable[[ModelRun], None] | None
     run.submission = submission
     run.save(update_fields=["submission"])
     finish(run, ModelRun.Status.FINISHED, stage="finished")
+
+
+def check_scorable(run: ModelRun, units: list[Unit]) -> None:
+    """Fail before answering when the metric cannot score this dataset in the run's setting (TRANCE
+    Basic on samples of several steps, say): scoring no answers raises what scoring them would."""
+    spec = run.dataset.spec
+    spec.score(
+        ScoringTask(
+            records=[unit.record for unit in units],
+            answers={},
+            setting=run.setting,
+            scenes=scenes_of(run.dataset) if spec.scenes_needed_to_score else (),
+        )
+    )
 
 
 def submission_name(run: ModelRun, baseline: Baseline) -> str:

@@ -42,6 +42,12 @@ The rules a step must keep (the released generator's "Rule A" and "Rule B", plus
 Rendering is injected: `pixel_counter` counts each drawn object's visible pixels in a view (the
 occlusion rules), `image_writer` renders and saves one image. Both default to the renderer in
 benchmarks.clevr.render, imported only when first used.
+
+Training data for models can be made faster with two options that leave the default output
+alone: `lengths` restricts the transformation lengths drawn (``(1,)``: single-step samples, what
+the Basic setting needs), and `final_cameras` renders only some final views (the initial Center
+view is always rendered; ``data.jsonl`` then names only the images that exist). The occlusion
+rules still look at all three final views, so the samples are the ones a full run would plan.
 """
 
 from __future__ import annotations
@@ -182,12 +188,12 @@ class BalanceCounts:
     `roll_back` takes its additions away again, as the paper prescribes.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, lengths: Sequence[int] = LENGTHS) -> None:
         self.visible_objects: dict[int, int] = dict.fromkeys(VISIBLE_COUNTS, 0)
         self.attribute_values: dict[str, dict[str, int]] = {
             attr: dict.fromkeys(values, 0) for attr, values in ATTRIBUTE_VALUES.items()
         }
-        self.lengths: dict[int, int] = dict.fromkeys(LENGTHS, 0)
+        self.lengths: dict[int, int] = dict.fromkeys(lengths, 0)
         self.objects: dict[int, int] = dict.fromkeys(range(OBJECTS_PER_STATE), 0)
         self.move_types: dict[str, int] = dict.fromkeys(MOVE_TYPES, 0)
         #: n -> {tuple of n pair names: count}; n-grams are counted inside each sample only.
@@ -315,21 +321,21 @@ class SamplePlan:
     rotations: list[float]
     transformations: list[dict[str, Any]]
 
-    def record(self, idx: int) -> dict[str, Any]:
+    def record(self, idx: int, final_cameras: Sequence[str] = FINAL_CAMERAS) -> dict[str, Any]:
         """The sample as a line of the released simple format (keys in the released order)."""
         return {
             "idx": idx,
             "states": [
                 {"objects": self.initial, "images": image_names(idx, "init", INITIAL_CAMERAS)},
-                {"objects": self.final, "images": image_names(idx, "fin", FINAL_CAMERAS)},
+                {"objects": self.final, "images": image_names(idx, "fin", final_cameras)},
             ],
             "transformations": self.transformations,
         }
 
-    def render_job(self, idx: int) -> RenderJob:
+    def render_job(self, idx: int, final_cameras: Sequence[str] = FINAL_CAMERAS) -> RenderJob:
         initial, _ = scene_objects(self.initial, self.rotations)
         final, _ = scene_objects(self.final, self.rotations)
-        return RenderJob(idx, tuple(initial), tuple(final))
+        return RenderJob(idx, tuple(initial), tuple(final), tuple(final_cameras))
 
 
 def image_names(idx: int, stage: str, cameras: Sequence[str]) -> dict[str, str]:
@@ -349,10 +355,12 @@ class PlanningStatistics:
 class SamplePlanner:
     """Plans samples one after another; holds the random stream and the balance counts."""
 
-    def __init__(self, rng: random.Random, pixel_counter: PixelCounter) -> None:
+    def __init__(
+        self, rng: random.Random, pixel_counter: PixelCounter, lengths: Sequence[int] = LENGTHS
+    ) -> None:
         self.rng = rng
         self.pixel_counter = pixel_counter
-        self.counts = BalanceCounts()
+        self.counts = BalanceCounts(lengths)
         self.statistics = PlanningStatistics()
 
     def plan(self) -> SamplePlan:
@@ -559,11 +567,12 @@ class SampleAttempt:
 
 @dataclass(frozen=True, slots=True)
 class RenderJob:
-    """What a worker needs to render one sample's four images."""
+    """What a worker needs to render one sample's images (initial Center, then `final_cameras`)."""
 
     idx: int
     initial: tuple[SceneObject, ...]
     final: tuple[SceneObject, ...]
+    final_cameras: tuple[str, ...] = FINAL_CAMERAS
 
 
 @functools.cache
@@ -590,10 +599,10 @@ def write_image(objects: Sequence[SceneObject], camera_name: str, path: Path) ->
 
 
 def render_sample(job: RenderJob, out_dir: Path, image_writer: ImageWriter) -> int:
-    """Render and save one sample's four images (runs in a worker process)."""
+    """Render and save one sample's images (runs in a worker process)."""
     for camera, name in image_names(job.idx, "init", INITIAL_CAMERAS).items():
         image_writer(job.initial, camera, out_dir / name)
-    for camera, name in image_names(job.idx, "fin", FINAL_CAMERAS).items():
+    for camera, name in image_names(job.idx, "fin", job.final_cameras).items():
         image_writer(job.final, camera, out_dir / name)
     return job.idx
 
@@ -660,6 +669,8 @@ def generate(
     seed: int,
     workers: int = 1,
     render_images: bool = True,
+    lengths: Sequence[int] = LENGTHS,
+    final_cameras: Sequence[str] = FINAL_CAMERAS,
     progress: ProgressCallback | None = None,
     pixel_counter: PixelCounter | None = None,
     image_writer: ImageWriter | None = None,
@@ -671,15 +682,25 @@ def generate(
     ``data.jsonl`` appears only once everything is written; files of the same names are replaced.
     `pixel_counter` and `image_writer` replace the renderer (tests use fakes); an image writer
     for several workers must be picklable, that is, a module-level function.
+    `lengths` (a subset of 1..4) limits the transformation lengths; `final_cameras` (a subset of
+    FINAL_CAMERAS) the final views rendered and named in ``data.jsonl``.
     """
     if count < 1:
         raise ValueError(f"count must be at least 1, got {count}")
     if workers < 1:
         raise ValueError(f"workers must be at least 1, got {workers}")
+    if not lengths or not set(lengths) <= set(LENGTHS):
+        raise ValueError(f"lengths must be some of {', '.join(map(str, LENGTHS))}, got {list(lengths)}")
+    if not final_cameras or not set(final_cameras) <= set(FINAL_CAMERAS):
+        raise ValueError(
+            f"final cameras must be some of {', '.join(FINAL_CAMERAS)}, got {list(final_cameras)}"
+        )
+    lengths = tuple(sorted(set(lengths)))
+    final_cameras = tuple(camera for camera in FINAL_CAMERAS if camera in final_cameras)
     started = time.perf_counter()
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    planner = SamplePlanner(random.Random(seed), pixel_counter or count_visible_pixels)
+    planner = SamplePlanner(random.Random(seed), pixel_counter or count_visible_pixels, lengths)
     writer = image_writer or write_image
     partial_path = out_dir / f".{DATA_FILE}.partial"
     finished = 0
@@ -698,14 +719,15 @@ def generate(
         with partial_path.open("wb") as data_file:
             for idx in range(count):
                 plan = planner.plan()
-                data_file.write(orjson.dumps(plan.record(idx)) + b"\n")
+                data_file.write(orjson.dumps(plan.record(idx, final_cameras)) + b"\n")
                 if not render_images:
                     advance()
                 elif pool is None:
-                    render_sample(plan.render_job(idx), out_dir, writer)
+                    render_sample(plan.render_job(idx, final_cameras), out_dir, writer)
                     advance()
                 else:
-                    pending.append(pool.apply_async(render_sample, (plan.render_job(idx), out_dir, writer)))
+                    job = plan.render_job(idx, final_cameras)
+                    pending.append(pool.apply_async(render_sample, (job, out_dir, writer)))
                     while len(pending) > 2 * workers:
                         pending.popleft().get()
                         advance()
@@ -726,7 +748,7 @@ def generate(
         count=count,
         seed=seed,
         workers=workers,
-        images=4 * count if render_images else 0,
+        images=(len(INITIAL_CAMERAS) + len(final_cameras)) * count if render_images else 0,
         sample_attempts=statistics.sample_attempts,
         rejected_steps=dict(statistics.rejected_steps),
         pixel_renders=statistics.pixel_renders,

@@ -38,6 +38,11 @@ class TranceSpec(BenchmarkSpec):
     unit_id_type = int
     settings = (Choice(BASIC, "Basic"), Choice(EVENT, "Event"), Choice(VIEW, "View"))
     trial = "humantest.trials.trance:TranceTrial"
+    baselines = (
+        "inference.baselines.trance:RandomBaseline",
+        "inference.baselines.trance:SymbolicBaseline",
+        "inference.baselines.trance:TranceNetBaseline",
+    )
     plots = (
         BreakdownPlot(
             "Event: accuracy by transformation length", ("by_length",), "Acc", length_groups(), EVENT, "Acc"
@@ -85,6 +90,10 @@ class TranceSpec(BenchmarkSpec):
         from evaluation.metrics import trance as metric
 
         return {str(idx): steps for idx, steps in metric.parse_predictions(data, source=source).items()}
+
+    def write_predictions(self, answers) -> bytes:
+        """The released layout: one JSON object from sample idx to its list of steps."""
+        return json.dumps({unit_id: steps for unit_id, steps in answers}).encode()
 
     def score(self, task: ScoringTask):
         from evaluation.metrics import trance as metric

@@ -24,6 +24,7 @@ from benchmarks.services import import_dataset, run_import_job
 from evaluation.services import delete_submissions, submit_predictions
 from humantest import clock, sessions
 from humantest.models import TestPlan
+from inference import services as inference_services
 from tests.benchmarks import builders
 from tests.factories import make_user
 from validation import services as validation_services
@@ -187,6 +188,15 @@ def busy_site(trance_dataset, tmp_path, django_capture_on_commit_callbacks):
         answers = {"answer_correct": False, "grounding_correct": True, "natural": 3, "wrong_step": 0}
         validation_services.submit_verdict(held, person, version=held.version, answers=answers)
     annotation_queue.claim(plan.project, annotator)
+    # Model runs: one finished (a model row of the TRANCE report), one failed, one still queued.
+    inference_services.execute_run(
+        inference_services.start_run(
+            dataset=trance_dataset, baseline="random", setting="event", enqueue=False
+        )
+    )
+    failed = inference_services.start_run(dataset=trance_dataset, baseline="symbolic", enqueue=False)
+    inference_services.finish(failed, "failed", error="CUDA out of memory")
+    inference_services.start_run(dataset=trance_dataset, baseline="trancenet", setting="view", enqueue=False)
     return {"refs": clevrref, "project": project, "waiting": pairs[1] if len(pairs) > 2 else pairs[0]}
 
 
@@ -206,6 +216,7 @@ def crawl(client: Client) -> tuple[dict[str, int], list[str]]:
             "/annotate/projects/",
             "/validate/",
             "/validate/plans/",
+            "/models/",
             "/api/schema/",
             "/admin/",
         ]
@@ -274,6 +285,14 @@ def test_no_page_fails_for_any_role(busy_site):
     assert any(url.startswith("/validate/plans/") and url.endswith("/work/") for url in reached["rev"])
     for part in ("/validate/plans/new/", "/error-rates.png", "/export.csv", "/export.json"):
         assert part in researcher, part
+    # The researcher reached the model runs, each run's page and the form; nobody else did.
+    assert sum(url.startswith("/models/") and status == 200 for url, status in reached["rita"].items()) >= 4
+    assert not any(
+        url.startswith("/models/") and status == 200
+        for role in ROLES
+        if role not in ("rita", "ada")
+        for url, status in reached[role].items()
+    )
     # The review page answers its reviewer, and nobody else.
     waiting = f"/annotate/review/pairs/{busy_site['waiting'].pk}/"
     for name, status in (("rev", 200), ("ann", 403), ("ann2", 403), ("tess", 403), ("rita", 403)):

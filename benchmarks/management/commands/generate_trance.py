@@ -1,4 +1,5 @@
-"""python manage.py generate_trance --count N --out DIR --seed S [--workers K] [--no-images] [--json]"""
+"""python manage.py generate_trance --count N --out DIR --seed S [--workers K] [--no-images] [--json]
+[--lengths 1 ...] [--cameras Camera_Center ...]"""
 
 import json
 import os
@@ -8,7 +9,8 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from benchmarks.trance.generator import GenerationError, generate
+from benchmarks.trance.formats import FINAL_CAMERAS
+from benchmarks.trance.generator import LENGTHS, GenerationError, generate
 
 
 class Command(BaseCommand):
@@ -29,6 +31,21 @@ class Command(BaseCommand):
         parser.add_argument("--workers", type=int, default=1, help="rendering processes (default 1)")
         parser.add_argument("--no-images", action="store_true", help="write data.jsonl only, no renders")
         parser.add_argument("--json", action="store_true", help="print the result as JSON")
+        parser.add_argument(
+            "--lengths",
+            type=int,
+            nargs="+",
+            choices=LENGTHS,
+            default=LENGTHS,
+            help="transformation lengths to draw (default all; 1: single-step samples, for Basic training data)",
+        )
+        parser.add_argument(
+            "--cameras",
+            nargs="+",
+            choices=FINAL_CAMERAS,
+            default=FINAL_CAMERAS,
+            help="final views to render (default all three; the initial Center view is always rendered)",
+        )
 
     def handle(self, *args, **options):
         count: int = options["count"]
@@ -54,6 +71,8 @@ class Command(BaseCommand):
                 seed=options["seed"],
                 workers=workers,
                 render_images=not options["no_images"],
+                lengths=options["lengths"],
+                final_cameras=options["cameras"],
                 progress=progress,
             )
         except GenerationError as error:

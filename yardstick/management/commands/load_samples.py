@@ -16,6 +16,7 @@ from benchmarks.services import import_dataset
 from benchmarks.spec import BenchmarkSpec, DemoData
 from humantest.models import TestPlan
 from humantest.plans import create_test_plan
+from inference.demo import create_demo_runs
 from validation.demo import create_demo_plan as create_demo_validation
 
 DEMO_NAME = "demo"
@@ -44,6 +45,7 @@ class Command(BaseCommand):
             "test_plans": [],
             "annotation_projects": [],
             "validation_plans": [],
+            "model_runs": [],
         }
         with tempfile.TemporaryDirectory(prefix="yardstick-samples-") as workdir:
             for spec in registry.specs():
@@ -59,6 +61,9 @@ class Command(BaseCommand):
                     report["annotation_projects"].append(demo_project)
                 if demo_validation := create_demo_validation(spec, dataset):
                     report["validation_plans"].append(demo_validation)
+                if not options["json"]:
+                    self.stdout.write(f"{spec.name}: running its baselines on the demo dataset...")
+                report["model_runs"] += create_demo_runs(spec, dataset)
         if options["json"]:
             self.stdout.write(json.dumps(report))
             return
@@ -78,6 +83,7 @@ class Command(BaseCommand):
             "  validation plans for the demo reviewer: "
             f"{', '.join(report['validation_plans']) or 'already there'}"
         )
+        self.stdout.write(f"  model runs: {', '.join(report['model_runs']) or 'already there'}")
 
 
 def create_demo_users() -> list[str]:

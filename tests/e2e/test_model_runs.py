@@ -1,0 +1,36 @@
+"""A researcher runs the shipped TranceNet on a TRANCE dataset in the browser and finds its report row."""
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.e2e.conftest import for_docs, log_in
+from tests.factories import PASSWORD, make_user
+
+pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+
+
+def test_a_researcher_starts_a_model_run_follows_it_and_opens_the_report(page, screenshot, trance_dataset):
+    make_user("rita", "researcher")
+    log_in(page, "rita", PASSWORD)
+    page.click("nav >> text=Models")
+    expect(page.locator("h1")).to_have_text("Model runs")
+    page.click("text=New run")
+    page.select_option("#id_dataset", str(trance_dataset.pk))
+    # Only TRANCE's baselines and settings are offered for a TRANCE dataset.
+    offered = page.locator("#id_baseline option:not([hidden])")
+    expect(offered).to_have_count(3)
+    expect(offered.first).to_contain_text("TRANCE")
+    expect(page.locator("#id_setting option")).to_have_count(3)
+    page.select_option("#id_baseline", "trance:trancenet")
+    page.select_option("#id_setting", "basic")
+    expect(page.locator("#field-checkpoint")).to_be_visible()
+    for_docs(screenshot("model-run-form"))
+    page.click("main form button[type=submit]")
+
+    expect(page.locator("#run-status")).to_have_text("Finished", timeout=60000)
+    expect(page.locator("#run-count")).to_have_text("12 / 12")
+    expect(page.locator("#run-parameters")).to_contain_text("trancenet-basic.pt")
+    for_docs(screenshot("model-run-finished"))
+    page.click("text=Open the report")
+    expect(page.locator("#report tbody")).to_contain_text("TranceNet")
+    expect(page.locator("#submissions")).to_contain_text("made by model run")
