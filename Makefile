@@ -59,6 +59,7 @@ perf: $(VENV)/.test-installed
 	$(PY) perf/mixed_load.py
 	$(PY) perf/annotation_queue.py --seconds 60
 	$(PY) perf/annotation_queue.py --seconds 60 --think-s 2
+	$(PY) perf/inference_throughput.py
 
 system-run:
 	scripts/system-packages.sh $(RUN_PACKAGES)

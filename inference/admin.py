@@ -5,16 +5,14 @@ from inference.models import ModelRun
 
 @admin.register(ModelRun)
 class ModelRunAdmin(admin.ModelAdmin):
-    list_display = [
-        "pk",
-        "baseline",
-        "dataset",
-        "setting",
-        "status",
-        "done",
-        "total",
-        "used_device",
-        "created_at",
-    ]
+    list_display = ["pk", "baseline", "dataset", "setting", "status", "done", "total", "used_device", "created_at"]
     list_filter = ["status", "baseline"]
-    readonly_fields = [field.name for field in ModelRun._meta.fields]
+    # The prediction file lives outside the media folder (no URL): its name is shown, not a link.
+    exclude = ["predictions"]
+    readonly_fields = [field.name for field in ModelRun._meta.fields if field.name != "predictions"] + [
+        "predictions_file"
+    ]
+
+    @admin.display(description="predictions file")
+    def predictions_file(self, run: ModelRun) -> str:
+        return run.predictions.name or "–"

@@ -78,6 +78,11 @@ class ModelRun(BenchmarkNamed, models.Model):
         return self.status in {self.Status.FINISHED, self.Status.FAILED, self.Status.CANCELLED}
 
     @property
+    def checkpoint_name(self) -> str:
+        """The checkpoint's file name (the page shows no server paths)."""
+        return self.checkpoint.replace("\\", "/").rsplit("/", 1)[-1]
+
+    @property
     def percent(self) -> int:
         if self.total:
             return int(100 * self.done / self.total)

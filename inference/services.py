@@ -331,7 +331,7 @@ def answer_and_submit(run: ModelRun, progress: Callable[[ModelRun], None] | None
     )
     run.submission = submission
     run.save(update_fields=["submission"])
-    finish(run, ModelRun.Status.FINISHED, stage="finished")
+    finish(run, ModelRun.Status.FINISHED, stage=f"{run.done} units answered and scored")
 
 
 def check_scorable(run: ModelRun, units: list[Unit]) -> None:

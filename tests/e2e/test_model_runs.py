@@ -22,7 +22,7 @@ def test_a_researcher_starts_a_model_run_follows_it_and_opens_the_report(page, s
     expect(offered.first).to_contain_text("TRANCE")
     expect(page.locator("#id_setting option")).to_have_count(3)
     page.select_option("#id_baseline", "trance:trancenet")
-    page.select_option("#id_setting", "basic")
+    page.select_option("#id_setting", "event")
     expect(page.locator("#field-checkpoint")).to_be_visible()
     for_docs(screenshot("model-run-form"))
     page.click("main form button[type=submit]")

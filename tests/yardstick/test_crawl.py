@@ -194,7 +194,9 @@ def busy_site(trance_dataset, tmp_path, django_capture_on_commit_callbacks):
             dataset=trance_dataset, baseline="random", setting="event", enqueue=False
         )
     )
-    failed = inference_services.start_run(dataset=trance_dataset, baseline="symbolic", enqueue=False)
+    failed = inference_services.start_run(
+        dataset=trance_dataset, baseline="symbolic", setting="event", enqueue=False
+    )
     inference_services.finish(failed, "failed", error="CUDA out of memory")
     inference_services.start_run(dataset=trance_dataset, baseline="trancenet", setting="view", enqueue=False)
     return {"refs": clevrref, "project": project, "waiting": pairs[1] if len(pairs) > 2 else pairs[0]}

@@ -88,15 +88,18 @@ def step_of(obj_idx: int, pair: int) -> dict[str, Any]:
 
 def object_features(objects: Sequence[Mapping[str, Any]]) -> torch.Tensor:
     """(10, OBJECT_FEATURES) float tensor of the initial objects' attribute vectors."""
-    rows = torch.zeros(len(objects), OBJECT_FEATURES)
-    for row, obj in enumerate(objects):
+    rows = []
+    for obj in objects:
+        row = [0.0] * OBJECT_FEATURES
         offset = 0
         for attr, values in ATTRIBUTE_VALUES.items():
-            rows[row, offset + values.index(obj[attr])] = 1.0
+            row[offset + values.index(obj[attr])] = 1.0
             offset += len(values)
-        rows[row, offset] = obj["position"][0] / GRID_MAX
-        rows[row, offset + 1] = obj["position"][1] / GRID_MAX
-    return rows
+        row[offset] = obj["position"][0] / GRID_MAX
+        row[offset + 1] = obj["position"][1] / GRID_MAX
+        rows.append(row)
+    # One tensor from lists: writing element by element into a tensor cost 0.8 ms per sample.
+    return torch.tensor(rows, dtype=torch.float32).reshape(len(objects), OBJECT_FEATURES)
 
 
 def normalise_pixels(images: torch.Tensor) -> torch.Tensor:
@@ -363,10 +366,21 @@ def inference_precision(device: str) -> Any:
 
 
 def load_image(path: str, height: int, width: int) -> torch.Tensor:
-    """A render as a (3, height, width) uint8 tensor, resized with bilinear filtering."""
+    """A render as a (3, height, width) uint8 tensor.
+
+    A render exactly twice the size (the generator's and the released 320x240 renders for the
+    model's 160x120) is halved by averaging 2x2 blocks, which costs a third of a bilinear resize
+    (decoding the PNG is most of what is left); any other size is resized with bilinear filtering.
+    The shipped checkpoint was trained on bilinear resizes: on its 500 held-out samples it scores
+    Basic Acc .496 with halved inputs and .502 with resized ones (3 samples of 500).
+    """
     import numpy as np
     from PIL import Image
 
     with Image.open(path) as image:
-        resized = image.convert("RGB").resize((width, height), Image.Resampling.BILINEAR)
+        rgb = image.convert("RGB")
+        if rgb.size == (2 * width, 2 * height):
+            resized = rgb.reduce(2)
+        else:
+            resized = rgb.resize((width, height), Image.Resampling.BILINEAR)
     return torch.from_numpy(np.asarray(resized).copy()).permute(2, 0, 1).contiguous()
