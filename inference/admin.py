@@ -5,7 +5,17 @@ from inference.models import ModelRun
 
 @admin.register(ModelRun)
 class ModelRunAdmin(admin.ModelAdmin):
-    list_display = ["pk", "baseline", "dataset", "setting", "status", "done", "total", "used_device", "created_at"]
+    list_display = [
+        "pk",
+        "baseline",
+        "dataset",
+        "setting",
+        "status",
+        "done",
+        "total",
+        "used_device",
+        "created_at",
+    ]
     list_filter = ["status", "baseline"]
     # The prediction file lives outside the media folder (no URL): its name is shown, not a link.
     exclude = ["predictions"]
