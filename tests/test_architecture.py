@@ -45,7 +45,7 @@ PURE = (
     re.compile(r"benchmarks\.(spec|registry|records)$"),
     re.compile(r"benchmarks\.(?!management\b|migrations\b)[a-z_]+\..+"),
     re.compile(r"evaluation\.metrics(\..+)?$"),
-    re.compile(r"evaluation\.(agreement|sampling|reports|plots)$"),
+    re.compile(r"evaluation\.(agreement|sampling|reports|plots|comparison)$"),
     re.compile(r"annotation\.(rules|ocr|textstats)$"),
     re.compile(r"validation\.(estimates|plots)$"),
     re.compile(r"inference\.baselines(\..+)?$"),
