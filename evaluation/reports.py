@@ -12,7 +12,7 @@ from __future__ import annotations
 import csv
 import io
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -80,16 +80,7 @@ def build_table(
     validation, say) -- see `kept_cell`.
     """
     columns = spec.report_columns()
-    uses_setting = any(column.setting for column in columns)
-    grouped: dict[tuple[str, str], dict[str, ScoredSubmission]] = {}
-    for submission in submissions:
-        label = (
-            submission.name
-            if uses_setting or not submission.setting
-            else f"{submission.name} ({submission.setting})"
-        )
-        key = (submission.producer, label)
-        grouped.setdefault(key, {})[submission.setting if uses_setting else ""] = submission
+    grouped = row_groups(spec, submissions)
     rows = []
     parameters: dict[str, dict[str, Any]] = {}
     for (producer, label), by_setting in sorted(
@@ -108,6 +99,25 @@ def build_table(
             parameters[f"{label} {setting}".strip()] = row_parameters(submission)
         rows.append(row)
     return Table(benchmark=spec.name, columns=columns, rows=rows, parameters=parameters)
+
+
+def row_groups(
+    spec: BenchmarkSpec, submissions: Sequence[ScoredSubmission]
+) -> dict[tuple[str, str], dict[str, ScoredSubmission]]:
+    """(producer, row label) -> setting -> submission: a model's settings share a row where the
+    columns name settings; elsewhere a setting is part of the row's label."""
+    uses_setting = any(column.setting for column in spec.report_columns())
+    grouped: dict[tuple[str, str], dict[str, ScoredSubmission]] = {}
+    for submission in submissions:
+        label = (
+            submission.name
+            if uses_setting or not submission.setting
+            else f"{submission.name} ({submission.setting})"
+        )
+        grouped.setdefault((submission.producer, label), {})[submission.setting if uses_setting else ""] = (
+            submission
+        )
+    return grouped
 
 
 def row_parameters(submission: Any) -> dict[str, Any]:
@@ -283,3 +293,68 @@ def table_latex(table: Table) -> str:
         lines.append(" & ".join([latex_escape(row.label)] + cells) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}"]
     return "\n".join(lines) + "\n"
+
+
+# --- paired comparisons of two rows --------------------------------------------------------------
+
+
+def compare_rows(
+    spec: BenchmarkSpec,
+    a: Mapping[str, ScoredSubmission],
+    b: Mapping[str, ScoredSubmission],
+    *,
+    metric: str | None = None,
+    resamples: int = 2000,
+    seed: int = 0,
+) -> list[dict[str, Any]]:
+    """Row A against row B, column by column, on the units both answered.
+
+    `a`, `b`: setting -> submission, as `row_groups` gives a row. Each column that is a mean of
+    per-unit values gets the paired difference with its BCa interval; an accuracy whose per-unit
+    values are all right/wrong on both sides also gets McNemar's exact test, and those p-values
+    are adjusted together (Holm) since they are read as one table. Several testers' answers to a
+    unit count as their mean (the unit is what is resampled). `metric`: only the columns with
+    this label (e.g. "Acc"). A column that cannot be compared says why under "skipped".
+    """
+    from evaluation.comparison import holm, mcnemar_exact, paired_difference, paired_values, unit_means
+
+    results: list[dict[str, Any]] = []
+    for column in spec.report_columns():
+        if metric is not None and column.label.lower() != metric.lower():
+            continue
+        entry: dict[str, Any] = {
+            "group": column.group,
+            "label": column.label,
+            "setting": column.setting,
+            "lower_is_better": column.lower_is_better,
+        }
+        results.append(entry)
+        if column.item_key is None:
+            entry["skipped"] = "not a mean over units: no paired comparison"
+            continue
+        first, second = a.get(column.setting), b.get(column.setting)
+        if first is None or second is None:
+            entry["skipped"] = "one of the rows has no answers in this setting"
+            continue
+        values = [
+            unit_means(
+                (unit_of(spec, row), row[column.item_key])
+                for row in submission.item_rows
+                if row.get(column.item_key) is not None
+                and unit_of(spec, row) is not None
+                and (column.item_filter is None or column.item_filter(row))
+            )
+            for submission in (first, second)
+        ]
+        units, x, y = paired_values(*values)
+        if not units:
+            entry["skipped"] = "no unit was answered by both rows"
+            continue
+        entry.update(paired_difference(x, y, resamples=resamples, seed=seed).as_dict())
+        binary = all(((x == 0) | (x == 1)).all() for x in (x, y))
+        if column.proportion and binary:
+            entry["mcnemar"] = mcnemar_exact(x == 1, y == 1).as_dict()
+    tested = [entry for entry in results if "mcnemar" in entry]
+    for entry, adjusted in zip(tested, holm([entry["mcnemar"]["p_value"] for entry in tested]), strict=True):
+        entry["mcnemar"].update(adjusted, family=len(tested))
+    return results

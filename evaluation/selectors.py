@@ -8,7 +8,7 @@ from django.db.models import Count, Q, QuerySet
 
 from benchmarks.models import Dataset
 from evaluation.models import Prediction, Submission
-from evaluation.reports import PRODUCER_ORDER, ScoredSubmission, Table, build_table
+from evaluation.reports import PRODUCER_ORDER, ScoredSubmission, Table, build_table, compare_rows, row_groups
 from evaluation.services import scoring_units
 
 
@@ -60,6 +60,63 @@ def passed_units(dataset: Dataset) -> set[str] | None:
     return {unit.id for unit in scoring_units(dataset) if unit.item_id not in marked}
 
 
+def scored_rows(submissions: list[Submission]) -> list[ScoredSubmission]:
+    rows_by_submission = prediction_rows(submissions)
+    return [
+        ScoredSubmission(
+            producer=submission.producer,
+            name=submission.name,
+            setting=submission.setting,
+            summary=submission.summary,
+            item_rows=rows_by_submission[submission.pk],
+            parameters=submission.parameters if submission.origin == Submission.Origin.MODEL_RUN else {},
+        )
+        for submission in submissions
+    ]
+
+
+class RowNotFound(LookupError):
+    """No report row has this label (the message lists the ones there are)."""
+
+
+def report_row_labels(dataset: Dataset) -> list[str]:
+    """The report's row labels, in its order (models first, Human last)."""
+    groups = row_groups(dataset.spec, scored_rows(scored_submissions(dataset)))
+    return [label for _, label in sorted(groups, key=lambda key: (PRODUCER_ORDER.get(key[0], 1), key[1]))]
+
+
+def compare_report_rows(
+    dataset: Dataset, label_a: str, label_b: str, *, metric: str | None = None, resamples: int = 2000
+) -> dict[str, Any]:
+    """Two report rows compared on the units both answered (`evaluation.reports.compare_rows`)."""
+    groups = {
+        label: row
+        for (_, label), row in row_groups(dataset.spec, scored_rows(scored_submissions(dataset))).items()
+    }
+    for label in (label_a, label_b):
+        if label not in groups:
+            known = ", ".join(repr(name) for name in groups) or "none"
+            raise RowNotFound(f"{dataset} has no report row {label!r} (rows: {known})")
+    if label_a == label_b:
+        raise RowNotFound("choose two different rows")
+    return {
+        "dataset": dataset.pk,
+        "a": label_a,
+        "b": label_b,
+        "columns": compare_rows(
+            dataset.spec, groups[label_a], groups[label_b], metric=metric, resamples=resamples
+        ),
+        "parameters": {
+            "interval": "BCa bootstrap over units resampled together (scipy.stats.bootstrap, paired=True)",
+            "resamples": resamples,
+            "confidence": 0.95,
+            "seed": 0,
+            "test": "McNemar exact on right/wrong units (statsmodels), Holm-adjusted over the table",
+            "unit": "scoring unit; several testers' scores on a unit averaged first",
+        },
+    }
+
+
 def report_table(
     dataset: Dataset, submissions: list[Submission] | None = None, *, keep_units: set[str] | None = None
 ) -> Table:
@@ -67,19 +124,8 @@ def report_table(
     (`submissions`: the dataset's `scored_submissions`, when the caller has them already;
     `keep_units`: only these units, as `passed_units` gives them)."""
     submissions = scored_submissions(dataset) if submissions is None else submissions
-    rows_by_submission = prediction_rows(submissions)
     return build_table(
         dataset.spec,
-        [
-            ScoredSubmission(
-                producer=submission.producer,
-                name=submission.name,
-                setting=submission.setting,
-                summary=submission.summary,
-                item_rows=rows_by_submission[submission.pk],
-                parameters=submission.parameters if submission.origin == Submission.Origin.MODEL_RUN else {},
-            )
-            for submission in submissions
-        ],
+        scored_rows(submissions),
         keep_units=keep_units,
     )

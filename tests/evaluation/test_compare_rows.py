@@ -1,0 +1,57 @@
+"""Comparing two report rows on the units both answered: the command, and its refusals."""
+
+import io
+import json
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from evaluation.services import submit_predictions
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def two_rows(trance_dataset, trance_files):
+    """An oracle answering every sample right, and a model that gets the first four right."""
+    samples = [json.loads(line) for line in (trance_files / "data.jsonl").read_text().splitlines()]
+    oracle = {
+        str(s["idx"]): [{k: step[k] for k in ("obj_idx", "attr", "val")} for step in s["transformations"]]
+        for s in samples
+    }
+    weak = {key: steps if int(key) < 4 else [] for key, steps in oracle.items()}
+    for name, answers in (("Oracle", oracle), ("Weak", weak)):
+        submit_predictions(
+            dataset=trance_dataset, name=name, setting="event", data=json.dumps(answers).encode()
+        )
+    return trance_dataset
+
+
+def test_the_command_gives_the_paired_difference_and_mcnemar_per_column(two_rows):
+    out = io.StringIO()
+    call_command("compare", str(two_rows.pk), "Oracle", "Weak", "--metric", "Acc", "--json", stdout=out)
+    result = json.loads(out.getvalue())
+    event = next(column for column in result["columns"] if column["group"] == "Event")
+    assert (event["n"], event["mean_a"], event["mean_b"]) == (12, 1.0, pytest.approx(4 / 12))
+    assert (
+        event["difference"] == pytest.approx(8 / 12)
+        and 0 < event["low"] <= event["difference"] <= event["high"]
+    )
+    test = event["mcnemar"]
+    assert (test["only_a_right"], test["only_b_right"], test["both_right"]) == (8, 0, 4)
+    assert test["p_value"] == pytest.approx(2 * 0.5**8)
+    basic = next(column for column in result["columns"] if column["group"] == "Basic")
+    assert basic["skipped"] == "one of the rows has no answers in this setting"
+    out = io.StringIO()
+    call_command("compare", "TRANCE test sample", "Weak", "Oracle", "--metric", "Acc", stdout=out)
+    assert "Event Acc: n=12" in out.getvalue() and "A-B -0.6667" in out.getvalue()
+
+
+def test_a_row_that_is_not_there_is_refused_naming_the_rows(two_rows):
+    with pytest.raises(CommandError, match="has no report row 'Human' \\(rows: 'Oracle', 'Weak'\\)"):
+        call_command("compare", str(two_rows.pk), "Oracle", "Human")
+    with pytest.raises(CommandError, match="choose two different rows"):
+        call_command("compare", str(two_rows.pk), "Oracle", "Oracle")
+    with pytest.raises(CommandError, match="have no column 'F1'"):
+        call_command("compare", str(two_rows.pk), "Oracle", "Weak", "--metric", "F1")
