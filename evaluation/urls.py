@@ -6,5 +6,6 @@ app_name = "evaluation"
 
 urlpatterns = [
     path("<int:pk>/report/", views.ReportView.as_view(), name="report"),
+    path("<int:pk>/report/compare/", views.CompareView.as_view(), name="report-compare"),
     path("<int:pk>/report.<str:extension>", views.ReportExportView.as_view(), name="report-export"),
 ]

@@ -7,17 +7,25 @@ import json
 from django.contrib import messages
 from django.contrib.auth.mixins import PermissionRequiredMixin
 from django.http import Http404, HttpResponse
-from django.shortcuts import get_object_or_404, redirect
+from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.functional import cached_property
 from django.utils.safestring import mark_safe
 from django.views.generic import FormView, View
 
 from benchmarks.records import FormatError
 from benchmarks.selectors import datasets_for
+from evaluation.comparison import ComparisonInputError
 from evaluation.forms import SubmissionForm
 from evaluation.plots import report_plots
 from evaluation.reports import format_value, table_csv, table_json, table_latex
-from evaluation.selectors import passed_units, report_table, scored_submissions
+from evaluation.selectors import (
+    RowNotFound,
+    compare_report_rows,
+    passed_units,
+    report_row_labels,
+    report_table,
+    scored_submissions,
+)
 from evaluation.services import SubmissionRefused, submit_predictions
 
 
@@ -115,3 +123,40 @@ class ReportExportView(PermissionRequiredMixin, View):
             f'attachment; filename="report-{dataset.benchmark}-{dataset.name}.{extension}"'
         )
         return response
+
+
+class CompareView(PermissionRequiredMixin, View):
+    """Two report rows compared on the units both answered (?a=<row>&b=<row>[&metric=M])."""
+
+    permission_required = ("evaluation.view_report", "benchmarks.view_dataset")
+
+    def get(self, request, pk: int):
+        dataset = get_object_or_404(datasets_for(request.user), pk=pk)
+        labels = report_row_labels(dataset)
+        first, second = request.GET.get("a", ""), request.GET.get("b", "")
+        if not first and len(labels) >= 2:
+            first, second = labels[0], labels[-1]
+        context = {"dataset": dataset, "labels": labels, "a": first, "b": second, "error": "", "columns": []}
+        if first and second:
+            try:
+                result = compare_report_rows(dataset, first, second, metric=request.GET.get("metric") or None)
+            except (RowNotFound, ComparisonInputError) as error:
+                context["error"] = str(error)
+            else:
+                context["columns"] = [comparison_cells(column) for column in result["columns"]]
+                context["parameters"] = json.dumps(result["parameters"], indent=2)
+        return render(request, "evaluation/compare.html", context)
+
+
+def comparison_cells(column: dict) -> dict:
+    """A compared column with its numbers formatted for the page."""
+    cells = dict(column)
+    if "skipped" not in column:
+        cells["shown"] = {key: format_value(column[key]) for key in ("mean_a", "mean_b", "low", "high")} | {
+            "difference": f"{column['difference']:+.3f}"
+        }
+        if column["low"] is not None:
+            cells["shown"]["low"] = f"{column['low']:+.3f}"
+            cells["shown"]["high"] = f"{column['high']:+.3f}"
+            cells["excludes_zero"] = column["low"] > 0 or column["high"] < 0
+    return cells

@@ -1,0 +1,45 @@
+"""A researcher compares the TranceNet model row with the Human row of a TRANCE report, in the browser."""
+
+import pytest
+from playwright.sync_api import expect
+
+from humantest.models import TestPlan
+from inference.services import execute_run, start_run
+from tests.e2e.conftest import for_docs, log_in
+from tests.factories import PASSWORD, make_user
+from tests.yardstick.test_crawl import answer_all
+
+pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+
+
+def test_the_model_row_and_the_human_row_are_compared_on_the_items_both_answered(
+    page, screenshot, trance_dataset, django_capture_on_commit_callbacks
+):
+    make_user("rita", "researcher")
+    testers = [make_user(name, "tester") for name in ("tess", "tom")]
+    with django_capture_on_commit_callbacks(execute=True):
+        plan = TestPlan.objects.create(
+            name="Event", dataset=trance_dataset, setting="event", items_per_tester=6, seed=2
+        )
+        plan.testers.add(*testers)
+        for tester in testers:
+            answer_all(plan, tester)
+    run = execute_run(start_run(dataset=trance_dataset, baseline="trancenet", setting="event", enqueue=False))
+    assert run.status == "finished", run.error
+
+    log_in(page, "rita", PASSWORD)
+    page.goto(f"/datasets/{trance_dataset.pk}/report/")
+    expect(page.locator("#report tbody")).to_contain_text("TranceNet")
+    expect(page.locator("#report tbody")).to_contain_text("Human")
+    page.click("#compare-link")
+    page.select_option("select[name=a]", "TranceNet")
+    page.select_option("select[name=b]", "Human")
+    page.click("#compare-form button[type=submit]")
+    event_acc = page.locator("#comparison tbody tr", has_text="Event Acc")
+    expect(event_acc).to_be_visible()
+    # The testers answered every item they were given right; the units both rows answered are theirs.
+    cells = event_acc.locator("td")
+    expect(cells.nth(2)).to_have_text("1.0000")
+    units = int(cells.nth(0).inner_text())
+    assert 6 <= units <= 12
+    for_docs(screenshot("report-compare"))
