@@ -63,10 +63,14 @@ def test_the_compare_page_shows_the_paired_table_and_refuses_an_unknown_row(two_
     client.force_login(make_user("rita", "researcher"))
     report = client.get(f"/datasets/{two_rows.pk}/report/").content.decode()
     assert f'href="/datasets/{two_rows.pk}/report/compare/"' in report
-    page = client.get(f"/datasets/{two_rows.pk}/report/compare/", {"a": "Oracle", "b": "Weak"}).content.decode()
+    page = client.get(
+        f"/datasets/{two_rows.pk}/report/compare/", {"a": "Oracle", "b": "Weak"}
+    ).content.decode()
     assert 'id="comparison"' in page and "Event Acc" in page and "+0.667" in page
     assert "0.0078 (0.0" in page  # McNemar on 8 discordant units: 2 * 0.5**8, then Holm over the table
-    page = client.get(f"/datasets/{two_rows.pk}/report/compare/", {"a": "Oracle", "b": "Nobody"}).content.decode()
+    page = client.get(
+        f"/datasets/{two_rows.pk}/report/compare/", {"a": "Oracle", "b": "Nobody"}
+    ).content.decode()
     assert "has no report row &#x27;Nobody&#x27;" in page
     client.force_login(make_user("tess", "tester"))
     assert client.get(f"/datasets/{two_rows.pk}/report/compare/").status_code == 403
