@@ -83,3 +83,32 @@ def draw(plot: BreakdownPlot, submissions: Sequence[Summarised]) -> str | None:
 def report_plots(spec: BenchmarkSpec, submissions: Sequence[Summarised]) -> list[str]:
     """SVG plots for a dataset's report; empty when there is nothing to break down."""
     return [svg for plot in spec.plots if (svg := draw(plot, submissions)) is not None]
+
+
+def overlap_plot(counts: Mapping[str, int], label_a: str, label_b: str) -> str:
+    """Horizontal bars: units both rows miss, only B misses, only A misses, both get right."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot
+
+    names = [
+        ("both_wrong", "both miss", "#b54a4a"),
+        ("only_b_wrong", f"only {label_b} misses", "#d9a441"),
+        ("only_a_wrong", f"only {label_a} misses", "#4a78b5"),
+        ("both_right", "both right", "#6aa56a"),
+    ]
+    figure, axes = pyplot.subplots(figsize=(6.4, 2.2), dpi=100)
+    values = [counts.get(key, 0) for key, _, _ in names]
+    bars = axes.barh(range(len(names)), values, color=[color for _, _, color in names])
+    axes.set_yticks(range(len(names)), [label for _, label, _ in names])
+    axes.invert_yaxis()
+    axes.bar_label(bars, padding=3, fontsize=8)
+    axes.set_xlabel("units both answered")
+    axes.spines[["top", "right"]].set_visible(False)
+    figure.tight_layout()
+    output = io.StringIO()
+    figure.savefig(output, format="svg")
+    pyplot.close(figure)
+    svg = output.getvalue()
+    return svg[svg.index("<svg") :]

@@ -69,6 +69,8 @@ class ScoredSubmission:
     item_rows: Sequence[dict[str, Any]]
     #: How the answers were made, kept on the submission (a model run's choices); may be empty.
     parameters: dict[str, Any] = field(default_factory=dict)
+    #: The stored submission's id, where there is one.
+    pk: int | None = None
 
 
 def build_table(
@@ -106,18 +108,24 @@ def row_groups(
 ) -> dict[tuple[str, str], dict[str, ScoredSubmission]]:
     """(producer, row label) -> setting -> submission: a model's settings share a row where the
     columns name settings; elsewhere a setting is part of the row's label."""
-    uses_setting = any(column.setting for column in spec.report_columns())
     grouped: dict[tuple[str, str], dict[str, ScoredSubmission]] = {}
+    uses_setting = any(column.setting for column in spec.report_columns())
     for submission in submissions:
-        label = (
-            submission.name
-            if uses_setting or not submission.setting
-            else f"{submission.name} ({submission.setting})"
-        )
+        label = row_label(spec, submission)
         grouped.setdefault((submission.producer, label), {})[submission.setting if uses_setting else ""] = (
             submission
         )
     return grouped
+
+
+def row_label(spec: BenchmarkSpec, submission: Any) -> str:
+    """A submission's row label: its name, with its setting where the columns do not name settings."""
+    uses_setting = any(column.setting for column in spec.report_columns())
+    return (
+        submission.name
+        if uses_setting or not submission.setting
+        else f"{submission.name} ({submission.setting})"
+    )
 
 
 def row_parameters(submission: Any) -> dict[str, Any]:
@@ -316,7 +324,7 @@ def compare_rows(
     unit count as their mean (the unit is what is resampled). `metric`: only the columns with
     this label (e.g. "Acc"). A column that cannot be compared says why under "skipped".
     """
-    from evaluation.comparison import holm, mcnemar_exact, paired_difference, paired_values, unit_means
+    from evaluation.comparison import holm, mcnemar_exact, paired_difference
 
     results: list[dict[str, Any]] = []
     for column in spec.report_columns():
@@ -336,25 +344,40 @@ def compare_rows(
         if first is None or second is None:
             entry["skipped"] = "one of the rows has no answers in this setting"
             continue
-        values = [
-            unit_means(
-                (unit_of(spec, row), row[column.item_key])
-                for row in submission.item_rows
-                if row.get(column.item_key) is not None
-                and unit_of(spec, row) is not None
-                and (column.item_filter is None or column.item_filter(row))
-            )
-            for submission in (first, second)
-        ]
-        units, x, y = paired_values(*values)
+        units, x, y = paired_unit_values(spec, column, first, second)
         if not units:
             entry["skipped"] = "no unit was answered by both rows"
             continue
         entry.update(paired_difference(x, y, resamples=resamples, seed=seed).as_dict())
-        binary = all(((x == 0) | (x == 1)).all() for x in (x, y))
-        if column.proportion and binary:
-            entry["mcnemar"] = mcnemar_exact(x == 1, y == 1).as_dict()
+        if column.proportion and all(((v >= 0) & (v <= 1)).all() for v in (x, y)):
+            # Right/wrong per unit; a unit several testers answered is right when at least half were.
+            entry["mcnemar"] = mcnemar_exact(x >= 0.5, y >= 0.5).as_dict()
+            entry["mcnemar"]["unit_right"] = (
+                "right/wrong"
+                if all(((v == 0) | (v == 1)).all() for v in (x, y))
+                else "at least half of its answers right"
+            )
     tested = [entry for entry in results if "mcnemar" in entry]
     for entry, adjusted in zip(tested, holm([entry["mcnemar"]["p_value"] for entry in tested]), strict=True):
         entry["mcnemar"].update(adjusted, family=len(tested))
     return results
+
+
+def paired_unit_values(
+    spec: BenchmarkSpec, column: Column, first: ScoredSubmission, second: ScoredSubmission
+) -> tuple[list[str], Any, Any]:
+    """The units both submissions scored in this column, and each one's per-unit value (a mean
+    where several testers answered the unit), as two aligned arrays."""
+    from evaluation.comparison import paired_values, unit_means
+
+    values = [
+        unit_means(
+            (unit_of(spec, row), row[column.item_key])
+            for row in submission.item_rows
+            if row.get(column.item_key) is not None
+            and unit_of(spec, row) is not None
+            and (column.item_filter is None or column.item_filter(row))
+        )
+        for submission in (first, second)
+    ]
+    return paired_values(*values)

@@ -45,8 +45,19 @@ def prediction_rows(submissions: list[Submission]) -> dict[int, list[dict]]:
     for member, pool in members:
         owners.setdefault(member, []).append(pool)
     rows: dict[int, list[dict]] = {submission.pk: [] for submission in submissions}
-    scores = Prediction.objects.filter(submission__in=list(owners)).values_list("submission_id", "score")
-    for submission_id, score in scores.iterator(chunk_size=5000):
+    if not submissions:
+        return rows
+    # A tester's row is scored per trial and names the trial, not the unit: every row is labelled
+    # with the unit its prediction answers, so that rows of people and models pair by unit.
+    spec = submissions[0].dataset.spec
+    unit_at = {(unit.item_id, unit.part): unit.id for unit in scoring_units(submissions[0].dataset)}
+    scores = Prediction.objects.filter(submission__in=list(owners)).values_list(
+        "submission_id", "item_id", "part", "score"
+    )
+    for submission_id, item_id, part, score in scores.iterator(chunk_size=5000):
+        unit_id = unit_at.get((item_id, part))
+        if unit_id is not None and score:
+            score = {**score, spec.unit_id_field: spec.unit_id_type(unit_id)}
         for owner in owners[submission_id]:
             rows[owner].append(score)
     return rows
@@ -70,6 +81,7 @@ def scored_rows(submissions: list[Submission]) -> list[ScoredSubmission]:
             summary=submission.summary,
             item_rows=rows_by_submission[submission.pk],
             parameters=submission.parameters if submission.origin == Submission.Origin.MODEL_RUN else {},
+            pk=submission.pk,
         )
         for submission in submissions
     ]
@@ -114,6 +126,68 @@ def compare_report_rows(
             "test": "McNemar exact on right/wrong units (statsmodels), Holm-adjusted over the table",
             "unit": "scoring unit; several testers' scores on a unit averaged first",
         },
+    }
+
+
+OVERLAP_KINDS = (
+    ("both_wrong", "both miss"),
+    ("only_b_wrong", "only B misses"),
+    ("only_a_wrong", "only A misses"),
+    ("both_right", "both right"),
+)
+
+
+def error_overlap_units(dataset: Dataset, label_a: str, label_b: str, column_label: str) -> dict[str, Any]:
+    """The units both rows answered in one right/wrong column, split by who missed them, each with
+    its item and both rows' answers (a pooled row: every tester's answer)."""
+    from evaluation.comparison import error_overlap
+    from evaluation.reports import paired_unit_values
+
+    spec = dataset.spec
+    submissions = scored_submissions(dataset)
+    groups = {label: row for (_, label), row in row_groups(spec, scored_rows(submissions)).items()}
+    for label in (label_a, label_b):
+        if label not in groups:
+            raise RowNotFound(f"{dataset} has no report row {label!r}")
+    column = next(
+        (
+            c
+            for c in spec.report_columns()
+            if f"{c.group} {c.label}".strip() == column_label.strip() and c.item_key
+        ),
+        None,
+    )
+    if column is None or not column.proportion:
+        raise RowNotFound(f"{spec.title} reports have no right/wrong column {column_label!r}")
+    first, second = groups[label_a].get(column.setting), groups[label_b].get(column.setting)
+    if first is None or second is None:
+        raise RowNotFound(f"one of the rows has no answers in the setting of {column_label}")
+    units, x, y = paired_unit_values(spec, column, first, second)
+    split = error_overlap(
+        {unit: value >= 0.5 for unit, value in zip(units, x, strict=True)},
+        {unit: value >= 0.5 for unit, value in zip(units, y, strict=True)},
+    )
+    unit_rows = {unit.id: unit for unit in scoring_units(dataset)}
+    where = {(unit.item_id, unit.part): unit.id for unit in unit_rows.values()}
+    answers: dict[str, dict[str, list[Any]]] = {}
+    for side, submission in (("a", first), ("b", second)):
+        owners = [
+            submission.pk,
+            *Submission.objects.filter(pool_id=submission.pk).values_list("pk", flat=True),
+        ]
+        for item_id, part, answer in Prediction.objects.filter(
+            submission__in=owners, answer__isnull=False
+        ).values_list("item_id", "part", "answer"):
+            unit_id = where.get((item_id, part))
+            if unit_id is not None:
+                answers.setdefault(unit_id, {"a": [], "b": []})[side].append(answer)
+    return {
+        "column": column_label,
+        "setting": column.setting,
+        "counts": {kind: len(split[kind]) for kind, _ in OVERLAP_KINDS},
+        "units": split,
+        "item_of": {unit_id: unit_rows[unit_id].item_id for unit_id in units if unit_id in unit_rows},
+        "answers": answers,
     }
 
 

@@ -7,5 +7,6 @@ app_name = "evaluation"
 urlpatterns = [
     path("<int:pk>/report/", views.ReportView.as_view(), name="report"),
     path("<int:pk>/report/compare/", views.CompareView.as_view(), name="report-compare"),
+    path("<int:pk>/report/compare/overlap/", views.OverlapView.as_view(), name="report-overlap"),
     path("<int:pk>/report.<str:extension>", views.ReportExportView.as_view(), name="report-export"),
 ]

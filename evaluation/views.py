@@ -16,11 +16,13 @@ from benchmarks.records import FormatError
 from benchmarks.selectors import datasets_for
 from evaluation.comparison import ComparisonInputError
 from evaluation.forms import SubmissionForm
-from evaluation.plots import report_plots
+from evaluation.plots import overlap_plot, report_plots
 from evaluation.reports import format_value, table_csv, table_json, table_latex
 from evaluation.selectors import (
+    OVERLAP_KINDS,
     RowNotFound,
     compare_report_rows,
+    error_overlap_units,
     passed_units,
     report_row_labels,
     report_table,
@@ -160,3 +162,63 @@ def comparison_cells(column: dict) -> dict:
             cells["shown"]["high"] = f"{column['high']:+.3f}"
             cells["excludes_zero"] = column["low"] > 0 or column["high"] < 0
     return cells
+
+
+OVERLAP_PAGE = 60
+
+
+class OverlapView(PermissionRequiredMixin, View):
+    """The units two rows answered, split by who missed them, with images and both rows' answers."""
+
+    permission_required = ("evaluation.view_report", "benchmarks.view_dataset")
+
+    def get(self, request, pk: int):
+        dataset = get_object_or_404(datasets_for(request.user), pk=pk)
+        first, second = request.GET.get("a", ""), request.GET.get("b", "")
+        column, kind = request.GET.get("column", ""), request.GET.get("kind", "both_wrong")
+        kinds = dict(OVERLAP_KINDS)
+        if kind not in kinds:
+            raise Http404("no such group of units")
+        try:
+            overlap = error_overlap_units(dataset, first, second, column)
+        except RowNotFound as error:
+            raise Http404(str(error)) from None
+        chosen = overlap["units"][kind]
+        items = {
+            item.pk: item
+            for item in dataset.items.filter(pk__in=[overlap["item_of"][u] for u in chosen[:OVERLAP_PAGE]])
+        }
+        shown = []
+        for unit_id in chosen[:OVERLAP_PAGE]:
+            item = items.get(overlap["item_of"].get(unit_id))
+            if item is None:
+                continue
+            answers = overlap["answers"].get(unit_id, {"a": [], "b": []})
+            shown.append(
+                {
+                    "unit": unit_id,
+                    "item": item,
+                    "images": [(role, dataset.media_url(name)) for role, name in sorted(item.media.items())][
+                        :3
+                    ],
+                    "a": [json.dumps(answer, ensure_ascii=False) for answer in answers["a"]],
+                    "b": [json.dumps(answer, ensure_ascii=False) for answer in answers["b"]],
+                }
+            )
+        tabs = [(key, label, overlap["counts"][key]) for key, label in OVERLAP_KINDS]
+        return render(
+            request,
+            "evaluation/overlap.html",
+            {
+                "dataset": dataset,
+                "a": first,
+                "b": second,
+                "column": column,
+                "kind": kind,
+                "kind_label": kinds[kind],
+                "tabs": tabs,
+                "units": shown,
+                "more": max(len(chosen) - OVERLAP_PAGE, 0),
+                "plot": mark_safe(overlap_plot(overlap["counts"], first, second)),  # noqa: S308 (our own SVG)
+            },
+        )

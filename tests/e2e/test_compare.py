@@ -43,3 +43,14 @@ def test_the_model_row_and_the_human_row_are_compared_on_the_items_both_answered
     units = int(cells.nth(0).inner_text())
     assert 6 <= units <= 12
     for_docs(screenshot("report-compare"))
+
+    # Who misses what: the units only the model missed, with their renders and both rows' answers.
+    page.locator("#comparison tbody tr", has_text="Event Acc").locator("a.overlap-link").click()
+    expect(page.locator("h1")).to_contain_text("Who misses what")
+    expect(page.locator("#overlap-plot svg")).to_be_visible()
+    page.click("#overlap-tabs >> text=only A misses")
+    first = page.locator(".overlap-unit").first
+    expect(first.locator(".overlap-images img")).to_have_count(3)
+    assert first.locator(".overlap-images img").first.evaluate("image => image.naturalWidth") > 0
+    expect(first.locator(".overlap-answers")).to_contain_text("obj_idx")
+    for_docs(screenshot("report-overlap"))

@@ -74,3 +74,31 @@ def test_the_compare_page_shows_the_paired_table_and_refuses_an_unknown_row(two_
     assert "has no report row &#x27;Nobody&#x27;" in page
     client.force_login(make_user("tess", "tester"))
     assert client.get(f"/datasets/{two_rows.pk}/report/compare/").status_code == 403
+
+
+def test_the_human_row_pairs_with_a_model_by_the_units_its_testers_answered(
+    two_rows, django_capture_on_commit_callbacks
+):
+    """Testers' rows are scored per trial; they pair with the model by unit, several testers on a
+    unit counting once, and only the units a tester answered count."""
+    from humantest.models import TestPlan, Trial
+    from tests.factories import make_user
+    from tests.yardstick.test_crawl import answer_all
+
+    testers = [make_user(name, "tester") for name in ("tess", "tom")]
+    with django_capture_on_commit_callbacks(execute=True):
+        plan = TestPlan.objects.create(
+            name="Event", dataset=two_rows, setting="event", items_per_tester=6, seed=2
+        )
+        plan.testers.add(*testers)
+        for tester in testers:
+            answer_all(plan, tester)
+    answered = set(
+        Trial.objects.filter(session__plan=plan, phase="test").values_list("item__external_id", flat=True)
+    )
+    assert len(answered) < 12  # the two testers shared some items and missed others
+    out = io.StringIO()
+    call_command("compare", str(two_rows.pk), "Weak", "Human", "--metric", "Acc", "--json", stdout=out)
+    event = next(column for column in json.loads(out.getvalue())["columns"] if column["group"] == "Event")
+    assert event["n"] == len(answered) and event["mean_b"] == 1.0
+    assert event["mean_a"] == pytest.approx(len([idx for idx in answered if int(idx) < 4]) / len(answered))
