@@ -1,7 +1,7 @@
 """The evaluation API under /api/v1/: submissions (an evaluation server) and report tables."""
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, permissions, status, viewsets
 from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.response import Response
@@ -12,9 +12,10 @@ from accounts.roles import ADMIN, user_roles
 from benchmarks.records import FormatError
 from benchmarks.selectors import datasets_for
 from benchmarks.spec import OFFICIAL
+from evaluation.comparison import ComparisonInputError
 from evaluation.models import Submission
 from evaluation.reports import table_json
-from evaluation.selectors import report_table, submissions_for
+from evaluation.selectors import RowNotFound, compare_report_rows, report_table, submissions_for
 from evaluation.serializers import SubmissionSerializer
 from evaluation.services import SubmissionRefused, submit_predictions
 
@@ -84,3 +85,37 @@ class DatasetReportView(APIView):
     def get(self, request, pk: int):
         dataset = get_object_or_404(datasets_for(request.user), pk=pk)
         return Response(table_json(report_table(dataset)))
+
+
+class DatasetCompareView(APIView):
+    """GET /api/v1/datasets/<id>/compare/?a=<row>&b=<row>[&metric=M]: two report rows compared on the
+    units both answered (paired difference with its BCa interval; McNemar, Holm-adjusted)."""
+
+    permission_classes = [
+        permissions.IsAuthenticated,
+        requires("benchmarks.view_dataset"),
+        requires("evaluation.view_report"),
+    ]
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("a", str, required=True, description="a report row's label"),
+            OpenApiParameter("b", str, required=True, description="another row's label"),
+            OpenApiParameter(
+                "metric", str, required=False, description='only columns with this label, e.g. "Acc"'
+            ),
+        ],
+        responses={200: OpenApiResponse(description="Per column: n, means, difference, interval, McNemar.")},
+    )
+    def get(self, request, pk: int):
+        dataset = get_object_or_404(datasets_for(request.user), pk=pk)
+        try:
+            result = compare_report_rows(
+                dataset,
+                request.query_params.get("a", ""),
+                request.query_params.get("b", ""),
+                metric=request.query_params.get("metric") or None,
+            )
+        except (RowNotFound, ComparisonInputError) as error:
+            raise ValidationError({"detail": str(error)}) from None
+        return Response(result)

@@ -381,3 +381,74 @@ def paired_unit_values(
         for submission in (first, second)
     ]
     return paired_values(*values)
+
+
+COMPARISON_FIELDS = (
+    "group", "metric", "setting", "n", "mean_a", "mean_b", "difference", "ci_low", "ci_high", "interval",
+    "test", "only_a_right", "only_b_right", "p_value", "p_holm",
+)  # fmt: skip
+
+
+def comparison_records(result: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One flat record per compared column (skipped ones say why under "interval")."""
+    records = []
+    for column in result["columns"]:
+        test = column.get("mcnemar") or {}
+        records.append(
+            {
+                "group": column["group"],
+                "metric": column["label"],
+                "setting": column["setting"],
+                "n": column.get("n"),
+                "mean_a": column.get("mean_a"),
+                "mean_b": column.get("mean_b"),
+                "difference": column.get("difference"),
+                "ci_low": column.get("low"),
+                "ci_high": column.get("high"),
+                "interval": column.get("skipped") or column.get("method"),
+                "test": "McNemar exact" if test else "",
+                "only_a_right": test.get("only_a_right"),
+                "only_b_right": test.get("only_b_right"),
+                "p_value": test.get("p_value"),
+                "p_holm": test.get("p_holm"),
+            }
+        )
+    return records
+
+
+def comparison_csv(result: Mapping[str, Any]) -> str:
+    output = io.StringIO()
+    output.write(f"# {result['a']} (A) against {result['b']} (B) on the units both answered\n")
+    writer = csv.DictWriter(output, fieldnames=COMPARISON_FIELDS)
+    writer.writeheader()
+    writer.writerows(comparison_records(result))
+    return output.getvalue()
+
+
+def comparison_latex(result: Mapping[str, Any]) -> str:
+    """A booktabs table of the compared columns: n, A, B, A - B [95% CI], McNemar p (Holm)."""
+
+    def escape(text: str) -> str:
+        return "".join("\\" + char if char in "&%$#_{}" else char for char in str(text))
+
+    lines = [
+        "\\begin{tabular}{lrrrlr}",
+        "\\toprule",
+        f"Metric & $n$ & {escape(result['a'])} & {escape(result['b'])} & $\\Delta$ [95\\% CI] & $p$ (Holm) \\\\",
+        "\\midrule",
+    ]
+    for record in comparison_records(result):
+        if record["n"] is None:
+            continue
+        interval = (
+            f"{record['difference']:+.3f} [{record['ci_low']:+.3f}, {record['ci_high']:+.3f}]"
+            if record["ci_low"] is not None
+            else f"{record['difference']:+.3f}"
+        )
+        p = f"{record['p_value']:.3g} ({record['p_holm']:.3g})" if record["p_value"] is not None else "--"
+        name = escape(f"{record['group']} {record['metric']}".strip())
+        lines.append(
+            f"{name} & {record['n']} & {record['mean_a']:.3f} & {record['mean_b']:.3f} & {interval} & {p} \\\\"
+        )
+    lines += ["\\bottomrule", "\\end{tabular}", ""]
+    return "\n".join(lines)

@@ -7,6 +7,11 @@ app_name = "evaluation"
 urlpatterns = [
     path("<int:pk>/report/", views.ReportView.as_view(), name="report"),
     path("<int:pk>/report/compare/", views.CompareView.as_view(), name="report-compare"),
+    path(
+        "<int:pk>/report/compare.<str:extension>",
+        views.CompareExportView.as_view(),
+        name="report-compare-export",
+    ),
     path("<int:pk>/report/compare/overlap/", views.OverlapView.as_view(), name="report-overlap"),
     path("<int:pk>/report.<str:extension>", views.ReportExportView.as_view(), name="report-export"),
 ]

@@ -17,7 +17,14 @@ from benchmarks.selectors import datasets_for
 from evaluation.comparison import ComparisonInputError
 from evaluation.forms import SubmissionForm
 from evaluation.plots import overlap_plot, report_plots
-from evaluation.reports import format_value, table_csv, table_json, table_latex
+from evaluation.reports import (
+    comparison_csv,
+    comparison_latex,
+    format_value,
+    table_csv,
+    table_json,
+    table_latex,
+)
 from evaluation.selectors import (
     OVERLAP_KINDS,
     RowNotFound,
@@ -222,3 +229,29 @@ class OverlapView(PermissionRequiredMixin, View):
                 "plot": mark_safe(overlap_plot(overlap["counts"], first, second)),  # noqa: S308 (our own SVG)
             },
         )
+
+
+class CompareExportView(PermissionRequiredMixin, View):
+    """The comparison of two rows as CSV, JSON or LaTeX (?a=<row>&b=<row>)."""
+
+    permission_required = ("evaluation.view_report", "benchmarks.view_dataset")
+    formats = {
+        "csv": ("text/csv; charset=utf-8", comparison_csv),
+        "json": ("application/json", lambda result: json.dumps(result, indent=2, ensure_ascii=False)),
+        "tex": ("application/x-tex; charset=utf-8", comparison_latex),
+    }
+
+    def get(self, request, pk: int, extension: str):
+        if extension not in self.formats:
+            raise Http404("no such export format")
+        dataset = get_object_or_404(datasets_for(request.user), pk=pk)
+        try:
+            result = compare_report_rows(dataset, request.GET.get("a", ""), request.GET.get("b", ""))
+        except (RowNotFound, ComparisonInputError) as error:
+            raise Http404(str(error)) from None
+        content_type, render_export = self.formats[extension]
+        response = HttpResponse(render_export(result), content_type=content_type)
+        response["Content-Disposition"] = (
+            f'attachment; filename="dataset-{dataset.pk}-comparison.{extension}"'
+        )
+        return response

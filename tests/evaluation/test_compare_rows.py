@@ -102,3 +102,26 @@ def test_the_human_row_pairs_with_a_model_by_the_units_its_testers_answered(
     event = next(column for column in json.loads(out.getvalue())["columns"] if column["group"] == "Event")
     assert event["n"] == len(answered) and event["mean_b"] == 1.0
     assert event["mean_a"] == pytest.approx(len([idx for idx in answered if int(idx) < 4]) / len(answered))
+
+
+def test_the_comparison_is_exported_and_served_by_the_api(two_rows, client):
+    from rest_framework.test import APIClient
+
+    from tests.factories import make_user
+
+    researcher = make_user("rita", "researcher")
+    client.force_login(researcher)
+    query = {"a": "Oracle", "b": "Weak"}
+    csv_text = client.get(f"/datasets/{two_rows.pk}/report/compare.csv", query).content.decode()
+    assert csv_text.startswith("# Oracle (A) against Weak (B)")
+    event_acc = next(line for line in csv_text.splitlines() if line.startswith("Event,Acc,event,12,"))
+    assert ",McNemar exact,8,0," in event_acc
+    latex = client.get(f"/datasets/{two_rows.pk}/report/compare.tex", query).content.decode()
+    assert "\\toprule" in latex and "Event Acc & 12 & 1.000 & 0.333 & +0.667 [" in latex
+    assert client.get(f"/datasets/{two_rows.pk}/report/compare.xml", query).status_code == 404
+    api = APIClient()
+    api.force_authenticate(researcher)
+    data = api.get(f"/api/v1/datasets/{two_rows.pk}/compare/", {**query, "metric": "Acc"}).json()
+    assert [column["group"] for column in data["columns"]] == ["Basic", "Event", "View"]
+    refused = api.get(f"/api/v1/datasets/{two_rows.pk}/compare/", {"a": "Oracle", "b": "Nobody"})
+    assert refused.status_code == 400 and "has no report row 'Nobody'" in refused.json()["detail"]
