@@ -252,7 +252,33 @@ def plan_new(request):
             request, f"Test plan “{plan.name}” created; invited testers see it on their home page."
         )
         return redirect("humantest:plan-results", pk=plan.pk)
-    return render(request, "humantest/plan_form.html", {"form": form})
+    return render(request, "humantest/plan_form.html", {"form": form, "power": power_planning(request.GET)})
+
+
+def power_planning(query) -> dict:
+    """How many items a paired comparison of people and a model needs (Connor's formula for
+    McNemar's test), from the accuracies the researcher expects; the form's side card."""
+    from evaluation.comparison import ComparisonInputError, paired_sample_size
+
+    values = {"human": "0.83", "model": "0.59", "alpha": "0.05", "power": "0.8", "per_tester": "20"}
+    values.update({key: query[key] for key in values if query.get(key)})
+    result = {"values": values, "asked": any(query.get(key) for key in values)}
+    if not result["asked"]:
+        return result
+    try:
+        human, model = float(values["human"]), float(values["model"])
+        alpha, power, per_tester = float(values["alpha"]), float(values["power"]), int(values["per_tester"])
+        if per_tester < 1:
+            raise ValueError("items per tester must be at least 1")
+        units = paired_sample_size(human, model, alpha=alpha, power=power)
+    except (ValueError, ComparisonInputError) as error:
+        result["error"] = str(error)
+        return result
+    if units is None:
+        result["error"] = "the two accuracies are equal: no number of items detects no gap"
+        return result
+    result.update(units=units, testers=-(-units // per_tester))
+    return result
 
 
 @permission_required("humantest.view_results", raise_exception=True)

@@ -122,3 +122,18 @@ def test_bad_input_is_refused_with_a_reason():
         paired_sample_size(1.2, 0.5)
     degenerate = paired_difference([1, 1, 1], [0, 0, 0])
     assert (degenerate.low, degenerate.high, degenerate.method) == (1.0, 1.0, "degenerate")
+
+
+@pytest.mark.django_db
+def test_the_test_plan_form_says_how_many_items_and_testers_a_gap_needs(client):
+    from tests.factories import make_user
+
+    client.force_login(make_user("rita", "researcher"))
+    page = client.get(
+        "/test/plans/new/", {"human": "0.8", "model": "0.7", "per_tester": "25"}
+    ).content.decode()
+    assert "<strong>296 items</strong>" in page and "<strong>12 testers</strong>" in page
+    page = client.get("/test/plans/new/", {"human": "0.8", "model": "0.8"}).content.decode()
+    assert "the two accuracies are equal" in page
+    page = client.get("/test/plans/new/", {"human": "1.5"}).content.decode()
+    assert "must be between 0 and 1" in page
