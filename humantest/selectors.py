@@ -12,6 +12,7 @@ from django.core.cache import cache
 from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
+from benchmarks.models import Item
 from evaluation.models import Prediction
 from evaluation.reports import ScoredSubmission, Table, build_table
 from evaluation.sampling import wilson_interval
@@ -206,7 +207,35 @@ def plan_results(plan: TestPlan) -> dict[str, Any]:
         "agreement_pending": len(by_tester) > 1 and agreement is None,
         "table": results_table(plan, sessions),
         "headline_label": trial_type.headline[0],
+        "difficulty": item_difficulty(trials, trial_type),
     }
+
+
+def item_difficulty(trials: list[Trial], trial_type: BenchmarkTrial) -> list[dict[str, Any]]:
+    """Per item (and part): how many testers answered, the share right, the median time; hardest
+    first. An item every one of at least two testers got wrong is flagged: people who agree on
+    failing it may be seeing a data error (send it to a validation plan, or look at it)."""
+    by_unit: dict[tuple[int, int], list[Trial]] = {}
+    for trial in trials:
+        by_unit.setdefault((trial.item_id, trial.part), []).append(trial)
+    items = {item.pk: item for item in Item.objects.filter(pk__in={item_id for item_id, _ in by_unit})}
+    rows = []
+    for (item_id, part), unit_trials in by_unit.items():
+        right = sum(1 for trial in unit_trials if trial_figures(trial, trial_type)["correct"])
+        seconds = [trial.seconds_used for trial in unit_trials if trial.seconds_used is not None]
+        rows.append(
+            {
+                "item": items[item_id],
+                "part": part,
+                "testers": len(unit_trials),
+                "right": right,
+                "share_right": right / len(unit_trials),
+                "median_seconds": statistics.median(seconds) if seconds else None,
+                "all_failed": right == 0 and len(unit_trials) >= 2,
+            }
+        )
+    rows.sort(key=lambda row: (row["share_right"], -row["testers"], row["item"].position, row["part"]))
+    return rows
 
 
 def tester_agreement(plan: TestPlan) -> list[dict[str, Any]] | None:

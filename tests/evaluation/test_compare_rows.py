@@ -125,3 +125,33 @@ def test_the_comparison_is_exported_and_served_by_the_api(two_rows, client):
     assert [column["group"] for column in data["columns"]] == ["Basic", "Event", "View"]
     refused = api.get(f"/api/v1/datasets/{two_rows.pk}/compare/", {"a": "Oracle", "b": "Nobody"})
     assert refused.status_code == 400 and "has no report row 'Nobody'" in refused.json()["detail"]
+
+
+def test_the_plan_page_ranks_items_by_difficulty_and_flags_the_ones_every_tester_failed(
+    trance_dataset, client, django_capture_on_commit_callbacks
+):
+    from humantest import clock, sessions
+    from humantest.models import TestPlan
+    from tests.factories import make_user
+
+    testers = [make_user(name, "tester") for name in ("tess", "tom")]
+    with django_capture_on_commit_callbacks(execute=True):
+        plan = TestPlan.objects.create(
+            name="All", dataset=trance_dataset, setting="event", items_per_tester=12, seed=1
+        )
+        plan.testers.add(*testers)
+        for tester in testers:
+            session = sessions.begin_test(sessions.start_session(plan, tester))
+            while (trial := clock.serve_current_trial(session)[0]) is not None:
+                truth = trial.item.ground_truth["transformations"]
+                steps = [{k: s[k] for k in ("obj_idx", "attr", "val")} for s in truth]
+                wrong = trial.item.external_id == "0"  # both testers miss sample 0
+                if wrong:  # a step on another object than the first one changed
+                    steps = [{"obj_idx": (steps[0]["obj_idx"] + 1) % 10, "attr": "color", "val": "gray"}]
+                clock.record_answer(trial.pk, tester, {"steps": steps}, {})
+    client.force_login(make_user("rita", "researcher"))
+    page = client.get(f"/test/plans/{plan.pk}/").content.decode()
+    table = page[page.index('id="difficulty"') :]
+    flagged = table[: table.index("every tester failed")]
+    assert flagged.count('class="all-failed"') == 1 and ">0</a>" in flagged
+    assert table.index("every tester failed") < table.index('<td class="num">1.00</td>')
