@@ -207,6 +207,9 @@ class BenchmarkSpec:
     #: Dotted paths "module:Class" of its baselines (`inference.baselines.Baseline` subclasses in
     #: inference/baselines/<name>): what `manage.py run_baseline` and the inference pages can run on its datasets.
     baselines: tuple[str, ...] = ()
+    #: Per-unit fields of the metric's rows that two report rows can be compared within (TRANCE's
+    #: transformation length, CRIC's question type...): value = the field, label = its name.
+    comparison_strata: tuple[Choice, ...] = ()
     #: Breakdown plots on the report page.
     plots: tuple[BreakdownPlot, ...] = ()
 

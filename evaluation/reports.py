@@ -312,6 +312,7 @@ def compare_rows(
     b: Mapping[str, ScoredSubmission],
     *,
     metric: str | None = None,
+    by: str | None = None,
     resamples: int = 2000,
     seed: int = 0,
 ) -> list[dict[str, Any]]:
@@ -322,10 +323,11 @@ def compare_rows(
     values are all right/wrong on both sides also gets McNemar's exact test, and those p-values
     are adjusted together (Holm) since they are read as one table. Several testers' answers to a
     unit count as their mean (the unit is what is resampled). `metric`: only the columns with
-    this label (e.g. "Acc"). A column that cannot be compared says why under "skipped".
+    this label (e.g. "Acc"). `by`: one of the spec's `comparison_strata` (a per-unit field such as
+    TRANCE's transformation length): each column is also compared within each of its values,
+    under "strata", those tests joining the Holm family. A column that cannot be compared says
+    why under "skipped".
     """
-    from evaluation.comparison import holm, mcnemar_exact, paired_difference
-
     results: list[dict[str, Any]] = []
     for column in spec.report_columns():
         if metric is not None and column.label.lower() != metric.lower():
@@ -348,19 +350,60 @@ def compare_rows(
         if not units:
             entry["skipped"] = "no unit was answered by both rows"
             continue
-        entry.update(paired_difference(x, y, resamples=resamples, seed=seed).as_dict())
-        if column.proportion and all(((v >= 0) & (v <= 1)).all() for v in (x, y)):
-            # Right/wrong per unit; a unit several testers answered is right when at least half were.
-            entry["mcnemar"] = mcnemar_exact(x >= 0.5, y >= 0.5).as_dict()
-            entry["mcnemar"]["unit_right"] = (
-                "right/wrong"
-                if all(((v == 0) | (v == 1)).all() for v in (x, y))
-                else "at least half of its answers right"
-            )
-    tested = [entry for entry in results if "mcnemar" in entry]
-    for entry, adjusted in zip(tested, holm([entry["mcnemar"]["p_value"] for entry in tested]), strict=True):
-        entry["mcnemar"].update(adjusted, family=len(tested))
+        entry.update(compared(column, x, y, resamples=resamples, seed=seed))
+        if by:
+            groups = unit_strata(spec, by, first, second)
+            entry["by"] = by
+            entry["strata"] = []
+            for value in sorted({groups.get(unit) for unit in units} - {None}, key=str):
+                chosen = [index for index, unit in enumerate(units) if groups.get(unit) == value]
+                entry["strata"].append(
+                    {
+                        "stratum": value,
+                        **compared(column, x[chosen], y[chosen], resamples=resamples, seed=seed),
+                    }
+                )
+    holm_family(results)
     return results
+
+
+def compared(column: Column, x: Any, y: Any, *, resamples: int, seed: int) -> dict[str, Any]:
+    """The paired difference of two aligned arrays of per-unit values, and McNemar where they are
+    right/wrong (a unit several testers answered is right when at least half of them were)."""
+    from evaluation.comparison import mcnemar_exact, paired_difference
+
+    result = paired_difference(x, y, resamples=resamples, seed=seed).as_dict()
+    if column.proportion and all(((v >= 0) & (v <= 1)).all() for v in (x, y)):
+        result["mcnemar"] = mcnemar_exact(x >= 0.5, y >= 0.5).as_dict()
+        result["mcnemar"]["unit_right"] = (
+            "right/wrong"
+            if all(((v == 0) | (v == 1)).all() for v in (x, y))
+            else "at least half of its answers right"
+        )
+    return result
+
+
+def holm_family(results: list[dict[str, Any]]) -> None:
+    """Holm's adjustment over every McNemar test of a comparison table, strata included."""
+    from evaluation.comparison import holm
+
+    tests = [entry["mcnemar"] for entry in results if "mcnemar" in entry]
+    tests += [
+        stratum["mcnemar"] for entry in results for stratum in entry.get("strata", ()) if "mcnemar" in stratum
+    ]
+    for test, adjusted in zip(tests, holm([test["p_value"] for test in tests]), strict=True):
+        test.update(adjusted, family=len(tests))
+
+
+def unit_strata(spec: BenchmarkSpec, by: str, *submissions: ScoredSubmission) -> dict[str, Any]:
+    """unit -> its value of the per-unit field `by`, from whichever submission's rows carry it."""
+    groups: dict[str, Any] = {}
+    for submission in submissions:
+        for row in submission.item_rows:
+            unit = unit_of(spec, row)
+            if unit is not None and unit not in groups and row.get(by) is not None:
+                groups[unit] = row[by]
+    return groups
 
 
 def paired_unit_values(
@@ -384,21 +427,29 @@ def paired_unit_values(
 
 
 COMPARISON_FIELDS = (
-    "group", "metric", "setting", "n", "mean_a", "mean_b", "difference", "ci_low", "ci_high", "interval",
+    "group", "metric", "setting", "stratum", "n", "mean_a", "mean_b", "difference", "ci_low", "ci_high", "interval",
     "test", "only_a_right", "only_b_right", "p_value", "p_holm",
 )  # fmt: skip
 
 
 def comparison_records(result: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """One flat record per compared column (skipped ones say why under "interval")."""
+    """One flat record per compared column, then one per stratum of it (skipped ones say why
+    under "interval")."""
     records = []
+    flat = []
     for column in result["columns"]:
+        flat.append((column, column, ""))
+        flat += [
+            (column, stratum, f"{column['by']}={stratum['stratum']}") for stratum in column.get("strata", ())
+        ]
+    for owner, column, stratum in flat:
         test = column.get("mcnemar") or {}
         records.append(
             {
-                "group": column["group"],
-                "metric": column["label"],
-                "setting": column["setting"],
+                "group": owner["group"],
+                "metric": owner["label"],
+                "setting": owner["setting"],
+                "stratum": stratum,
                 "n": column.get("n"),
                 "mean_a": column.get("mean_a"),
                 "mean_b": column.get("mean_b"),
@@ -446,7 +497,7 @@ def comparison_latex(result: Mapping[str, Any]) -> str:
             else f"{record['difference']:+.3f}"
         )
         p = f"{record['p_value']:.3g} ({record['p_holm']:.3g})" if record["p_value"] is not None else "--"
-        name = escape(f"{record['group']} {record['metric']}".strip())
+        name = escape(f"{record['group']} {record['metric']} {record['stratum']}".strip())
         lines.append(
             f"{name} & {record['n']} & {record['mean_a']:.3f} & {record['mean_b']:.3f} & {interval} & {p} \\\\"
         )

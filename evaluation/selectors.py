@@ -98,7 +98,13 @@ def report_row_labels(dataset: Dataset) -> list[str]:
 
 
 def compare_report_rows(
-    dataset: Dataset, label_a: str, label_b: str, *, metric: str | None = None, resamples: int = 2000
+    dataset: Dataset,
+    label_a: str,
+    label_b: str,
+    *,
+    metric: str | None = None,
+    by: str | None = None,
+    resamples: int = 2000,
 ) -> dict[str, Any]:
     """Two report rows compared on the units both answered (`evaluation.reports.compare_rows`)."""
     groups = {
@@ -111,12 +117,16 @@ def compare_report_rows(
             raise RowNotFound(f"{dataset} has no report row {label!r} (rows: {known})")
     if label_a == label_b:
         raise RowNotFound("choose two different rows")
+    strata = {choice.value for choice in dataset.spec.comparison_strata}
+    if by and by not in strata:
+        choices = ", ".join(sorted(strata)) or "none"
+        raise RowNotFound(f"{dataset.spec.title} rows are compared within {choices}, not {by!r}")
     return {
         "dataset": dataset.pk,
         "a": label_a,
         "b": label_b,
         "columns": compare_rows(
-            dataset.spec, groups[label_a], groups[label_b], metric=metric, resamples=resamples
+            dataset.spec, groups[label_a], groups[label_b], metric=metric, by=by, resamples=resamples
         ),
         "parameters": {
             "interval": "BCa bootstrap over units resampled together (scipy.stats.bootstrap, paired=True)",

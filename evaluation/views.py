@@ -145,14 +145,28 @@ class CompareView(PermissionRequiredMixin, View):
         first, second = request.GET.get("a", ""), request.GET.get("b", "")
         if not first and len(labels) >= 2:
             first, second = labels[0], labels[-1]
-        context = {"dataset": dataset, "labels": labels, "a": first, "b": second, "error": "", "columns": []}
+        by = request.GET.get("by", "")
+        context = {
+            "dataset": dataset,
+            "labels": labels,
+            "a": first,
+            "b": second,
+            "by": by,
+            "strata": dataset.spec.comparison_strata,
+            "error": "",
+            "columns": [],
+        }
         if first and second:
             try:
-                result = compare_report_rows(dataset, first, second, metric=request.GET.get("metric") or None)
+                result = compare_report_rows(
+                    dataset, first, second, metric=request.GET.get("metric") or None, by=by or None
+                )
             except (RowNotFound, ComparisonInputError) as error:
                 context["error"] = str(error)
             else:
                 context["columns"] = [comparison_cells(column) for column in result["columns"]]
+                for column in context["columns"]:
+                    column["strata"] = [comparison_cells(stratum) for stratum in column.get("strata", ())]
                 context["parameters"] = json.dumps(result["parameters"], indent=2)
         return render(request, "evaluation/compare.html", context)
 
@@ -246,7 +260,9 @@ class CompareExportView(PermissionRequiredMixin, View):
             raise Http404("no such export format")
         dataset = get_object_or_404(datasets_for(request.user), pk=pk)
         try:
-            result = compare_report_rows(dataset, request.GET.get("a", ""), request.GET.get("b", ""))
+            result = compare_report_rows(
+                dataset, request.GET.get("a", ""), request.GET.get("b", ""), by=request.GET.get("by") or None
+            )
         except (RowNotFound, ComparisonInputError) as error:
             raise Http404(str(error)) from None
         content_type, render_export = self.formats[extension]

@@ -10,6 +10,7 @@ from benchmarks.clevrref.formats import referred_objects
 from benchmarks.spec import (
     BenchmarkSpec,
     BreakdownPlot,
+    Choice,
     Column,
     DemoData,
     Region,
@@ -32,6 +33,7 @@ class ClevrRefSpec(BenchmarkSpec):
     scenes_needed_to_score = True
     trial = "humantest.trials.clevrref:ClevrRefTrial"
     validation = "validation.checks.clevrref:ClevrRefCheck"
+    comparison_strata = (Choice("category", "expression category"),)
     baselines = (
         "inference.baselines.clevrref:RandomObjectBaseline",
         "inference.baselines.clevrref:ExecutorBaseline",

@@ -34,6 +34,7 @@ class CricSpec(BenchmarkSpec):
     region_kind = "box"
     trial = "humantest.trials.cric:CricTrial"
     validation = "validation.checks.cric:CricCheck"
+    comparison_strata = (Choice("question_type", "question type"),)
     baselines = ("inference.baselines.cric:PriorBaseline", "inference.baselines.cric:ExecutorBaseline")
     plots = (
         BreakdownPlot(

@@ -38,6 +38,7 @@ class SteVqaSpec(BenchmarkSpec):
     region_kind = "quadrilateral"
     trial = "humantest.trials.stevqa:SteVqaTrial"
     authoring = "annotation.workflows.stevqa:SteVqaAuthoring"
+    comparison_strata = (Choice("lang", "language"), Choice("answer_length", "answer length"))
     baselines = (
         "inference.baselines.stevqa:RandomTokenBaseline",
         "inference.baselines.stevqa:RankerBaseline",

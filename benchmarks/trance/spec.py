@@ -38,6 +38,7 @@ class TranceSpec(BenchmarkSpec):
     unit_id_type = int
     settings = (Choice(BASIC, "Basic"), Choice(EVENT, "Event"), Choice(VIEW, "View"))
     trial = "humantest.trials.trance:TranceTrial"
+    comparison_strata = (Choice("target_step", "transformation length"), Choice("camera", "final camera"))
     baselines = (
         "inference.baselines.trance:RandomBaseline",
         "inference.baselines.trance:SymbolicBaseline",

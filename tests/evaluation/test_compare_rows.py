@@ -114,7 +114,7 @@ def test_the_comparison_is_exported_and_served_by_the_api(two_rows, client):
     query = {"a": "Oracle", "b": "Weak"}
     csv_text = client.get(f"/datasets/{two_rows.pk}/report/compare.csv", query).content.decode()
     assert csv_text.startswith("# Oracle (A) against Weak (B)")
-    event_acc = next(line for line in csv_text.splitlines() if line.startswith("Event,Acc,event,12,"))
+    event_acc = next(line for line in csv_text.splitlines() if line.startswith("Event,Acc,event,,12,"))
     assert ",McNemar exact,8,0," in event_acc
     latex = client.get(f"/datasets/{two_rows.pk}/report/compare.tex", query).content.decode()
     assert "\\toprule" in latex and "Event Acc & 12 & 1.000 & 0.333 & +0.667 [" in latex
@@ -155,3 +155,43 @@ def test_the_plan_page_ranks_items_by_difficulty_and_flags_the_ones_every_tester
     flagged = table[: table.index("every tester failed")]
     assert flagged.count('class="all-failed"') == 1 and ">0</a>" in flagged
     assert table.index("every tester failed") < table.index('<td class="num">1.00</td>')
+
+
+def test_rows_are_compared_within_each_stratum_and_every_test_joins_the_holm_family(two_rows, client):
+    out = io.StringIO()
+    call_command(
+        "compare",
+        str(two_rows.pk),
+        "Oracle",
+        "Weak",
+        "--metric",
+        "Acc",
+        "--by",
+        "target_step",
+        "--json",
+        stdout=out,
+    )
+    event = next(column for column in json.loads(out.getvalue())["columns"] if column["group"] == "Event")
+    lengths = {str(stratum["stratum"]): stratum for stratum in event["strata"]}
+    assert sum(stratum["n"] for stratum in lengths.values()) == event["n"] == 12
+    assert set(lengths) <= {"1", "2", "3", "4"} and len(lengths) > 1
+    family = event["mcnemar"]["family"]
+    assert family == 1 + sum("mcnemar" in stratum for stratum in lengths.values())
+    with pytest.raises(
+        CommandError, match="TRANCE rows are compared within camera, target_step, not 'colour'"
+    ):
+        call_command("compare", str(two_rows.pk), "Oracle", "Weak", "--by", "colour")
+    from tests.factories import make_user
+
+    client.force_login(make_user("rita", "researcher"))
+    page = client.get(
+        f"/datasets/{two_rows.pk}/report/compare/", {"a": "Oracle", "b": "Weak", "by": "target_step"}
+    )
+    assert page.content.decode().count('class="stratum') >= 2 * len(lengths)
+    csv_text = client.get(
+        f"/datasets/{two_rows.pk}/report/compare.csv", {"a": "Oracle", "b": "Weak", "by": "target_step"}
+    )
+    assert (
+        "Event,Acc,event,target_step=1," in csv_text.content.decode()
+        or "target_step=2" in csv_text.content.decode()
+    )

@@ -24,6 +24,9 @@ class Command(BaseCommand):
         parser.add_argument(
             "--resamples", type=int, default=2000, help="bootstrap resamples (0: no interval)"
         )
+        parser.add_argument(
+            "--by", default=None, help="also compare within each value of a per-unit field (e.g. target_step)"
+        )
         parser.add_argument("--json", action="store_true", help="print the comparison as JSON")
 
     def handle(self, *args, **options):
@@ -34,6 +37,7 @@ class Command(BaseCommand):
                 options["row_a"],
                 options["row_b"],
                 metric=options["metric"],
+                by=options["by"],
                 resamples=options["resamples"],
             )
         except (DatasetNotFound, RowNotFound, ComparisonInputError) as error:
@@ -64,3 +68,12 @@ class Command(BaseCommand):
                     f"p={test['p_value']:.4g} (Holm {test['p_holm']:.4g})"
                 )
             self.stdout.write(line)
+            for stratum in column.get("strata", ()):
+                low = (
+                    f" [{stratum['low']:+.4f}, {stratum['high']:+.4f}]" if stratum["low"] is not None else ""
+                )
+                test = stratum.get("mcnemar")
+                p = f"  p={test['p_value']:.4g} (Holm {test['p_holm']:.4g})" if test else ""
+                self.stdout.write(
+                    f"    {column['by']}={stratum['stratum']}: n={stratum['n']}  A-B {stratum['difference']:+.4f}{low}{p}"
+                )
