@@ -503,3 +503,46 @@ def comparison_latex(result: Mapping[str, Any]) -> str:
         )
     lines += ["\\bottomrule", "\\end{tabular}", ""]
     return "\n".join(lines)
+
+
+def headline_columns(spec: BenchmarkSpec) -> list[Column]:
+    """Each column group's headline: its last accuracy that is a mean over units (TRANCE's Acc of
+    each setting, CRIC's Final...)."""
+    chosen: dict[str, Column] = {}
+    for column in spec.report_columns():
+        if column.proportion and column.item_key is not None:
+            chosen[column.group] = column
+    return list(chosen.values())
+
+
+def pairwise_comparisons(
+    spec: BenchmarkSpec,
+    rows: Mapping[str, Mapping[str, ScoredSubmission]],
+    *,
+    resamples: int = 1000,
+    seed: int = 0,
+) -> list[dict[str, Any]]:
+    """Every pair of rows compared on each headline column, McNemar adjusted over all pairs (Holm)."""
+    import itertools
+
+    results = []
+    for column in headline_columns(spec):
+        labels = [label for label, row in rows.items() if column.setting in row]
+        for first, second in itertools.combinations(labels, 2):
+            entry: dict[str, Any] = {
+                "group": column.group,
+                "label": column.label,
+                "setting": column.setting,
+                "a": first,
+                "b": second,
+            }
+            units, x, y = paired_unit_values(
+                spec, column, rows[first][column.setting], rows[second][column.setting]
+            )
+            if not units:
+                entry["skipped"] = "no unit was answered by both rows"
+            else:
+                entry.update(compared(column, x, y, resamples=resamples, seed=seed))
+            results.append(entry)
+    holm_family(results)
+    return results

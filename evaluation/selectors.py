@@ -201,6 +201,36 @@ def error_overlap_units(dataset: Dataset, label_a: str, label_b: str, column_lab
     }
 
 
+def pairwise_report(dataset: Dataset, *, resamples: int = 1000) -> dict[str, Any]:
+    """Every pair of report rows on the headline columns, kept in the cache under the versions of
+    the submissions it was computed from (a new or rescored submission computes it again)."""
+    import hashlib
+
+    from django.core.cache import cache
+
+    from evaluation.reports import pairwise_comparisons
+
+    submissions = scored_submissions(dataset)
+    members = Submission.objects.filter(pool__in=submissions).values_list("pk", "scored_at")
+    versions = sorted(
+        [(submission.pk, str(submission.scored_at)) for submission in submissions]
+        + [(pk, str(scored_at)) for pk, scored_at in members]
+    )
+    digest = hashlib.sha256(repr((dataset.pk, resamples, versions)).encode()).hexdigest()[:32]
+    key = f"yardstick:pairwise:{dataset.pk}:{digest}"
+    cached = cache.get(key)
+    if cached is not None:
+        return {**cached, "cached": True}
+    groups = {label: row for (_, label), row in row_groups(dataset.spec, scored_rows(submissions)).items()}
+    result = {
+        "pairs": pairwise_comparisons(dataset.spec, groups, resamples=resamples),
+        "resamples": resamples,
+        "rows": list(groups),
+    }
+    cache.set(key, result, timeout=7 * 24 * 3600)
+    return {**result, "cached": False}
+
+
 def report_table(
     dataset: Dataset, submissions: list[Submission] | None = None, *, keep_units: set[str] | None = None
 ) -> Table:

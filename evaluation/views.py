@@ -30,6 +30,7 @@ from evaluation.selectors import (
     RowNotFound,
     compare_report_rows,
     error_overlap_units,
+    pairwise_report,
     passed_units,
     report_row_labels,
     report_table,
@@ -168,6 +169,10 @@ class CompareView(PermissionRequiredMixin, View):
                 for column in context["columns"]:
                     column["strata"] = [comparison_cells(stratum) for stratum in column.get("strata", ())]
                 context["parameters"] = json.dumps(result["parameters"], indent=2)
+        if len(labels) >= 2:
+            pairwise = pairwise_report(dataset)
+            context["pairwise"] = [comparison_cells(pair) for pair in pairwise["pairs"]]
+            context["pairwise_cached"] = pairwise["cached"]
         return render(request, "evaluation/compare.html", context)
 
 

@@ -195,3 +195,23 @@ def test_rows_are_compared_within_each_stratum_and_every_test_joins_the_holm_fam
         "Event,Acc,event,target_step=1," in csv_text.content.decode()
         or "target_step=2" in csv_text.content.decode()
     )
+
+
+def test_every_pair_of_rows_is_compared_once_and_kept_until_a_submission_changes(two_rows, client):
+    from evaluation.selectors import pairwise_report
+    from tests.factories import make_user
+
+    first = pairwise_report(two_rows)
+    assert first["cached"] is False and pairwise_report(two_rows)["cached"] is True
+    event = next(pair for pair in first["pairs"] if pair["group"] == "Event")
+    assert (event["a"], event["b"], event["n"], event["mcnemar"]["only_a_right"]) == ("Oracle", "Weak", 12, 8)
+    submit_predictions(dataset=two_rows, name="Empty", setting="event", data=b"{}")
+    again = pairwise_report(two_rows)
+    assert again["cached"] is False
+    assert sorted((pair["a"], pair["b"]) for pair in again["pairs"] if pair["group"] == "Event") == [
+        ("Empty", "Oracle"), ("Empty", "Weak"), ("Oracle", "Weak"),
+    ]  # fmt: skip
+    assert all(pair["mcnemar"]["family"] == 3 for pair in again["pairs"] if "mcnemar" in pair)
+    client.force_login(make_user("rita", "researcher"))
+    page = client.get(f"/datasets/{two_rows.pk}/report/compare/").content.decode()
+    assert 'id="pairwise"' in page and "Kept from the last computation" in page
