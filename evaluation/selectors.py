@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 from django.db.models import Count, Q, QuerySet
@@ -93,8 +94,38 @@ class RowNotFound(LookupError):
 
 def report_row_labels(dataset: Dataset) -> list[str]:
     """The report's row labels, in its order (models first, Human last)."""
-    groups = row_groups(dataset.spec, scored_rows(scored_submissions(dataset)))
+    groups = row_groups(dataset.spec, scored_submissions(dataset))
     return [label for _, label in sorted(groups, key=lambda key: (PRODUCER_ORDER.get(key[0], 1), key[1]))]
+
+
+def labelled_rows(
+    dataset: Dataset, labels: list[str] | None = None, submissions: list[Submission] | None = None
+) -> dict[str, dict[str, ScoredSubmission]]:
+    """Report rows by label (setting -> submission with its per-unit rows), reading the per-unit
+    rows of the rows asked for only (`labels`; None: every row). RowNotFound names the rows there are."""
+    submissions = scored_submissions(dataset) if submissions is None else submissions
+    grouped = {label: row for (_, label), row in row_groups(dataset.spec, submissions).items()}
+    for label in labels or ():
+        if label not in grouped:
+            known = ", ".join(repr(name) for name in grouped) or "none"
+            raise RowNotFound(f"{dataset} has no report row {label!r} (rows: {known})")
+    wanted = [submission for label in (labels or list(grouped)) for submission in grouped[label].values()]
+    scored = {submission.pk: row for submission, row in zip(wanted, scored_rows(wanted), strict=True)}
+    return {
+        label: {setting: scored[submission.pk] for setting, submission in grouped[label].items()}
+        for label in (labels or list(grouped))
+    }
+
+
+def submission_versions(dataset: Dataset, submissions: list[Submission]) -> str:
+    """A digest of the submissions' ids and scoring times, their pools' members' too: what a
+    cached computation from their per-unit rows is valid for."""
+    members = Submission.objects.filter(pool__in=submissions).values_list("pk", "scored_at")
+    versions = sorted(
+        [(submission.pk, str(submission.scored_at)) for submission in submissions]
+        + [(pk, str(scored_at)) for pk, scored_at in members]
+    )
+    return hashlib.sha256(repr((dataset.pk, versions)).encode()).hexdigest()[:32]
 
 
 def compare_report_rows(
@@ -106,22 +137,25 @@ def compare_report_rows(
     by: str | None = None,
     resamples: int = 2000,
 ) -> dict[str, Any]:
-    """Two report rows compared on the units both answered (`evaluation.reports.compare_rows`)."""
-    groups = {
-        label: row
-        for (_, label), row in row_groups(dataset.spec, scored_rows(scored_submissions(dataset))).items()
-    }
-    for label in (label_a, label_b):
-        if label not in groups:
-            known = ", ".join(repr(name) for name in groups) or "none"
-            raise RowNotFound(f"{dataset} has no report row {label!r} (rows: {known})")
+    """Two report rows compared on the units both answered (`evaluation.reports.compare_rows`),
+    kept in the cache under the versions of the dataset's submissions."""
+    from django.core.cache import cache
+
     if label_a == label_b:
         raise RowNotFound("choose two different rows")
     strata = {choice.value for choice in dataset.spec.comparison_strata}
     if by and by not in strata:
         choices = ", ".join(sorted(strata)) or "none"
         raise RowNotFound(f"{dataset.spec.title} rows are compared within {choices}, not {by!r}")
-    return {
+    submissions = scored_submissions(dataset)
+    key = f"yardstick:compare:{submission_versions(dataset, submissions)}:" + hashlib_of(
+        (label_a, label_b, metric, by, resamples)
+    )
+    cached = cache.get(key)
+    if cached is not None:
+        return cached
+    groups = labelled_rows(dataset, [label_a, label_b], submissions)
+    result = {
         "dataset": dataset.pk,
         "a": label_a,
         "b": label_b,
@@ -137,6 +171,12 @@ def compare_report_rows(
             "unit": "scoring unit; several testers' scores on a unit averaged first",
         },
     }
+    cache.set(key, result, timeout=7 * 24 * 3600)
+    return result
+
+
+def hashlib_of(value: Any) -> str:
+    return hashlib.sha256(repr(value).encode()).hexdigest()[:16]
 
 
 OVERLAP_KINDS = (
@@ -154,11 +194,7 @@ def error_overlap_units(dataset: Dataset, label_a: str, label_b: str, column_lab
     from evaluation.reports import paired_unit_values
 
     spec = dataset.spec
-    submissions = scored_submissions(dataset)
-    groups = {label: row for (_, label), row in row_groups(spec, scored_rows(submissions)).items()}
-    for label in (label_a, label_b):
-        if label not in groups:
-            raise RowNotFound(f"{dataset} has no report row {label!r}")
+    groups = labelled_rows(dataset, [label_a, label_b])
     column = next(
         (
             c
@@ -204,24 +240,16 @@ def error_overlap_units(dataset: Dataset, label_a: str, label_b: str, column_lab
 def pairwise_report(dataset: Dataset, *, resamples: int = 1000) -> dict[str, Any]:
     """Every pair of report rows on the headline columns, kept in the cache under the versions of
     the submissions it was computed from (a new or rescored submission computes it again)."""
-    import hashlib
-
     from django.core.cache import cache
 
     from evaluation.reports import pairwise_comparisons
 
     submissions = scored_submissions(dataset)
-    members = Submission.objects.filter(pool__in=submissions).values_list("pk", "scored_at")
-    versions = sorted(
-        [(submission.pk, str(submission.scored_at)) for submission in submissions]
-        + [(pk, str(scored_at)) for pk, scored_at in members]
-    )
-    digest = hashlib.sha256(repr((dataset.pk, resamples, versions)).encode()).hexdigest()[:32]
-    key = f"yardstick:pairwise:{dataset.pk}:{digest}"
+    key = f"yardstick:pairwise:{submission_versions(dataset, submissions)}:{resamples}"
     cached = cache.get(key)
     if cached is not None:
         return {**cached, "cached": True}
-    groups = {label: row for (_, label), row in row_groups(dataset.spec, scored_rows(submissions)).items()}
+    groups = labelled_rows(dataset, None, submissions)
     result = {
         "pairs": pairwise_comparisons(dataset.spec, groups, resamples=resamples),
         "resamples": resamples,
