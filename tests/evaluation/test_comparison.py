@@ -137,3 +137,15 @@ def test_the_test_plan_form_says_how_many_items_and_testers_a_gap_needs(client):
     assert "the two accuracies are equal" in page
     page = client.get("/test/plans/new/", {"human": "1.5"}).content.decode()
     assert "must be between 0 and 1" in page
+
+
+def test_above_five_thousand_units_the_interval_is_the_percentile_one_and_agrees_with_bca():
+    rng = np.random.default_rng(3)
+    a = (rng.random(5001) < 0.62).astype(float)
+    b = np.where(rng.random(5001) < 0.8, a, (rng.random(5001) < 0.55).astype(float))
+    large = paired_difference(a, b, resamples=999)
+    reference = paired_difference(a[:5000], b[:5000], resamples=999)
+    assert (large.method, reference.method) == ("percentile", "BCa")
+    assert large.low == pytest.approx(reference.low, abs=0.01) and large.high == pytest.approx(
+        reference.high, abs=0.01
+    )

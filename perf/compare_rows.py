@@ -1,0 +1,132 @@
+"""Benchmark: the comparison page of a 60,000-item TRANCE report with five rows, first and again.
+
+Usage:  .venv/bin/python perf/compare_rows.py [--count 60000] [--unique 3000] [--rows 5] [--repeat 3]
+
+Target (human-model gap issue): "On 60,000 TRANCE items with five rows, the report page with all
+pairwise comparisons renders in under 2 s after the first computation (cache keyed by the
+submissions' versions)."
+
+A throw-away SQLite database (the embedded default) in a temporary folder is migrated; 60,000 TRANCE
+samples (`--unique` planned ones repeated under new idx, as perf/score_trance.py makes them) are
+imported without images, and `--rows` prediction files of mixed quality (perf/score_trance.py's
+answer mix, one seed each) are scored in the Event setting as model submissions. Then the
+comparison page (`/datasets/<id>/report/compare/`: the paired comparison of the first and the last
+row on every column, and the table of every pair of rows on the headline accuracy, 10 pairs for 5
+rows) is requested through Django's test client: once cold (cache empty), then --repeat times again.
+The cache is the file cache of the embedded set-up. Results go to perf/results/compare_rows.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import resource
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "perf" / "results"
+TARGET_S = 2.0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--count", type=int, default=60_000)
+    parser.add_argument("--unique", type=int, default=3000)
+    parser.add_argument("--rows", type=int, default=5)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+
+    workdir = Path(tempfile.mkdtemp(prefix="yardstick-compare-perf-"))
+    os.environ.update(
+        YARDSTICK_VAR_DIR=str(workdir / "var"),
+        DJANGO_SETTINGS_MODULE="yardstick.settings",
+        DJANGO_ALLOWED_HOSTS="testserver",
+    )
+    for name in ("DATABASE_URL", "CACHE_URL"):
+        os.environ.pop(name, None)
+    sys.path.insert(0, str(ROOT))
+    sys.path.insert(0, str(ROOT / "perf"))
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django.test import Client
+    from django.test.utils import override_settings
+    from score_trance import plan_samples, write_predictions
+
+    from accounts.roles import sync_roles
+    from benchmarks.services import import_dataset
+    from evaluation.services import submit_predictions
+    from tests.factories import make_user
+
+    steps: dict[str, float] = {}
+    started = time.perf_counter()
+    call_command("migrate", verbosity=0)
+    sync_roles()
+    steps["migrate"] = time.perf_counter() - started
+    started = time.perf_counter()
+    plan_samples(workdir, count=args.count, unique=args.unique, seed=0)
+    steps[f"plan {args.unique} samples, repeat to {args.count}"] = time.perf_counter() - started
+    started = time.perf_counter()
+    dataset = import_dataset(benchmark="trance", data=(workdir / "data.jsonl").read_bytes(), name="perf")
+    steps[f"import {args.count} samples"] = time.perf_counter() - started
+    for row in range(args.rows):
+        started = time.perf_counter()
+        predictions = workdir / f"model-{row}.json"
+        write_predictions(workdir / "data.jsonl", predictions, seed=row + 1)
+        submit_predictions(
+            dataset=dataset, name=f"Model {row + 1}", setting="event", data=predictions.read_bytes()
+        )
+        steps[f"score row {row + 1}"] = time.perf_counter() - started
+
+    researcher = make_user("rita", "researcher")
+    client = Client()
+    client.force_login(researcher)
+    url = f"/datasets/{dataset.pk}/report/compare/"
+    timings = []
+    with override_settings(SECURE_SSL_REDIRECT=False):
+        for attempt in range(args.repeat + 1):
+            started = time.perf_counter()
+            response = client.get(url)
+            seconds = time.perf_counter() - started
+            page = response.content.decode()
+            assert response.status_code == 200 and 'id="pairwise"' in page, response.status_code
+            assert page.count("<tr") >= 10
+            timings.append(seconds)
+            print(f"{'cold' if attempt == 0 else 'again'}: {seconds:.2f} s", file=sys.stderr)
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    again = statistics.median(timings[1:])
+    verdict = "meets the target" if again < TARGET_S else "misses the target"
+    lines = [
+        "# Comparing report rows: 60,000 TRANCE items, five rows",
+        "",
+        f"Run {time.strftime('%Y-%m-%d %H:%M:%S')}. Command: `.venv/bin/python perf/compare_rows.py "
+        + " ".join(sys.argv[1:])
+        + "`.",
+        f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; SQLite "
+        f"(embedded default), file cache; load average at the end {', '.join(f'{v:.2f}' for v in os.getloadavg())}.",
+        "",
+        f"Target: the comparison page with every pair of rows under {TARGET_S:.0f} s after the first computation. "
+        f"Here: {args.count:,} items, {args.rows} rows, median of {args.repeat} requests after the first: "
+        f"**{again:.2f} s -- {verdict}**; the first (cold) request {timings[0]:.1f} s. Peak RSS of the "
+        f"process {peak_mb:.0f} MB.",
+        "",
+        "| request | seconds |",
+        "|---|---|",
+        f"| cold: the two rows compared (all columns, 2,000 resamples) and every pair (10 pairs, 1,000 resamples) | {timings[0]:.2f} |",
+    ]
+    lines += [f"| again {number} (cache) | {value:.2f} |" for number, value in enumerate(timings[1:], 1)]
+    lines += ["", "Set-up:", "", "| step | seconds |", "|---|---|"]
+    lines += [f"| {name} | {value:.1f} |" for name, value in steps.items()]
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "compare_rows.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
