@@ -114,7 +114,7 @@ def main() -> None:
         f"Target: the comparison page with every pair of rows under {TARGET_S:.0f} s after the first computation. "
         f"Here: {args.count:,} items, {args.rows} rows, median of {args.repeat} requests after the first: "
         f"**{again:.2f} s -- {verdict}**; the first (cold) request {timings[0]:.1f} s. Peak RSS of the "
-        f"process {peak_mb:.0f} MB.",
+        f"whole process (the import and the scorings included) {peak_mb:.0f} MB.",
         "",
         "| request | seconds |",
         "|---|---|",
