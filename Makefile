@@ -60,6 +60,7 @@ perf: $(VENV)/.test-installed
 	$(PY) perf/annotation_queue.py --seconds 60
 	$(PY) perf/annotation_queue.py --seconds 60 --think-s 2
 	$(PY) perf/inference_throughput.py
+	$(PY) perf/compare_rows.py
 
 system-run:
 	scripts/system-packages.sh $(RUN_PACKAGES)
