@@ -57,6 +57,11 @@ class RunCancelled(Exception):
     """Raised inside a run when someone asked to cancel it."""
 
 
+class RunTakenAway(Exception):
+    """Raised inside a run whose row says it is no longer running (declared lost while this worker
+    was frozen, or deleted): it stops without writing, and the row keeps what it says."""
+
+
 # --- starting ----------------------------------------------------------------------------------
 
 
@@ -262,6 +267,9 @@ def execute_run(run: ModelRun, *, progress: Callable[[ModelRun], None] | None = 
             answer_and_submit(run, progress)
         except RunCancelled:
             finish(run, ModelRun.Status.CANCELLED, stage=f"cancelled after {run.done} of {run.total} units")
+        except RunTakenAway:
+            logger.warning("model run %s stopped: its row no longer says it is running", run.pk)
+            run = ModelRun.objects.filter(pk=run.pk).first() or run
         except (RunRefused, BaselineRefused, SubmissionRefused, ValueError) as error:
             finish(run, ModelRun.Status.FAILED, error=str(error), stage="failed")
         except Exception as error:  # the row must not stay "running": say what broke
@@ -310,7 +318,10 @@ def answer_and_submit(run: ModelRun, progress: Callable[[ModelRun], None] | None
         run.save(update_fields=["done", "heartbeat_at"])
         if progress is not None:
             progress(run)
-        if ModelRun.objects.filter(pk=run.pk, cancel_requested=True).exists():
+        state = ModelRun.objects.filter(pk=run.pk).values_list("status", "cancel_requested").first()
+        if state is None or state[0] != ModelRun.Status.RUNNING:
+            raise RunTakenAway(state[0] if state else "deleted")
+        if state[1]:
             raise RunCancelled
     seconds = time.perf_counter() - started
     run.stage = "scoring"

@@ -152,3 +152,15 @@ def test_the_command_runs_with_a_progress_bar_and_prints_the_scores(dots):
     with pytest.raises(CommandError, match="no dataset with id or name 'nothing'"):
         call_command("run_baseline", "guess", "nothing")
     assert ModelRun.objects.count() == 2
+
+
+def test_a_run_declared_lost_while_its_worker_was_frozen_stops_without_a_submission(dots):
+    run = start_run(dataset=dots, baseline="blobs", batch_size=2, enqueue=False)
+
+    def reaped_meanwhile(current):
+        if current.done == 4:  # the reaper saw no sign of life and declared the run failed
+            ModelRun.objects.filter(pk=current.pk).update(status="failed", error="the worker stopped")
+
+    run = execute_run(run, progress=reaped_meanwhile)
+    assert (run.status, run.error) == ("failed", "the worker stopped")
+    assert not Submission.objects.filter(dataset=dots).exists()
