@@ -108,19 +108,18 @@ def row_groups(
 ) -> dict[tuple[str, str], dict[str, ScoredSubmission]]:
     """(producer, row label) -> setting -> submission: a model's settings share a row where the
     columns name settings; elsewhere a setting is part of the row's label."""
-    grouped: dict[tuple[str, str], dict[str, ScoredSubmission]] = {}
     uses_setting = any(column.setting for column in spec.report_columns())
+    grouped: dict[tuple[str, str], dict[str, ScoredSubmission]] = {}
     for submission in submissions:
-        label = row_label(spec, submission)
+        label = row_label(submission, uses_setting)
         grouped.setdefault((submission.producer, label), {})[submission.setting if uses_setting else ""] = (
             submission
         )
     return grouped
 
 
-def row_label(spec: BenchmarkSpec, submission: Any) -> str:
+def row_label(submission: Any, uses_setting: bool) -> str:
     """A submission's row label: its name, with its setting where the columns do not name settings."""
-    uses_setting = any(column.setting for column in spec.report_columns())
     return (
         submission.name
         if uses_setting or not submission.setting

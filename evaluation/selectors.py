@@ -7,7 +7,7 @@ from typing import Any
 
 from django.db.models import Count, Q, QuerySet
 
-from benchmarks.models import Dataset
+from benchmarks.models import Dataset, Item
 from evaluation.models import Prediction, Submission
 from evaluation.reports import PRODUCER_ORDER, ScoredSubmission, Table, build_table, compare_rows, row_groups
 from evaluation.services import scoring_units
@@ -42,26 +42,48 @@ def scored_submissions(dataset: Dataset) -> list[Submission]:
 def prediction_rows(submissions: list[Submission]) -> dict[int, list[dict]]:
     """Per-unit score rows of each submission; a pool gets its members' rows besides its own."""
     owners: dict[int, list[int]] = {submission.pk: [submission.pk] for submission in submissions}
-    members = Submission.objects.filter(pool__in=submissions).values_list("pk", "pool_id")
+    members = list(Submission.objects.filter(pool__in=submissions).values_list("pk", "pool_id"))
     for member, pool in members:
         owners.setdefault(member, []).append(pool)
     rows: dict[int, list[dict]] = {submission.pk: [] for submission in submissions}
-    if not submissions:
-        return rows
-    # A tester's row is scored per trial and names the trial, not the unit: every row is labelled
-    # with the unit its prediction answers, so that rows of people and models pair by unit.
-    spec = submissions[0].dataset.spec
-    unit_at = {(unit.item_id, unit.part): unit.id for unit in scoring_units(submissions[0].dataset)}
     scores = Prediction.objects.filter(submission__in=list(owners)).values_list(
         "submission_id", "item_id", "part", "score"
     )
+    # A tester's row is scored per trial and names the trial, not the unit: the members' rows are
+    # labelled with the unit their prediction answers, so that people and models pair by unit.
+    member_ids = {member for member, _ in members}
+    member_rows = []
     for submission_id, item_id, part, score in scores.iterator(chunk_size=5000):
+        if submission_id in member_ids:
+            member_rows.append((submission_id, item_id, part, score))
+        else:
+            rows[submission_id].append(score)
+    if not member_rows:
+        return rows
+    dataset = submissions[0].dataset
+    spec = dataset.spec
+    unit_at = member_units(dataset, {(item_id, part) for _, item_id, part, _ in member_rows})
+    for submission_id, item_id, part, score in member_rows:
         unit_id = unit_at.get((item_id, part))
         if unit_id is not None and score:
             score = {**score, spec.unit_id_field: spec.unit_id_type(unit_id)}
         for owner in owners[submission_id]:
             rows[owner].append(score)
     return rows
+
+
+def member_units(dataset: Dataset, places: set[tuple[int, int]]) -> dict[tuple[int, int], str]:
+    """(item, part) -> unit id for these places only, read from what people are shown."""
+    spec = dataset.spec
+    parts: dict[int, list[int]] = {}
+    for item_id, part in places:
+        parts.setdefault(item_id, []).append(part)
+    items = Item.objects.filter(pk__in=list(parts)).values_list("pk", "external_id", "payload")
+    return {
+        (pk, part): spec.unit_id(external_id, payload, part)
+        for pk, external_id, payload in items.iterator(chunk_size=2000)
+        for part in parts[pk]
+    }
 
 
 def passed_units(dataset: Dataset) -> set[str] | None:

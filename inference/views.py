@@ -12,6 +12,7 @@ from django.views.decorators.http import require_POST
 from inference import selectors, services
 from inference.forms import RunForm
 from inference.models import ModelRun
+from inference.serializers import ModelRunSerializer
 
 
 def visible_run(request, pk: int) -> ModelRun:
@@ -79,7 +80,7 @@ def run_detail(request, pk: int):
     services.fail_lost_runs()
     run = visible_run(request, pk)
     if request.headers.get("Accept") == "application/json" or request.GET.get("format") == "json":
-        return JsonResponse(selectors.run_json(run))
+        return JsonResponse(ModelRunSerializer(run).data)
     return render(request, "inference/run_detail.html", {"run": run, "Status": ModelRun.Status})
 
 
