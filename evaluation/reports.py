@@ -323,7 +323,7 @@ def compare_rows(
     are adjusted together (Holm) since they are read as one table. Several testers' answers to a
     unit count as their mean (the unit is what is resampled). `metric`: only the columns with
     this label (e.g. "Acc"). `by`: one of the spec's `comparison_strata` (a per-unit field such as
-    TRANCE's transformation length): each column is also compared within each of its values,
+    a transformation length): each column is also compared within each of its values,
     under "strata", those tests joining the Holm family. A column that cannot be compared says
     why under "skipped".
     """
@@ -505,8 +505,8 @@ def comparison_latex(result: Mapping[str, Any]) -> str:
 
 
 def headline_columns(spec: BenchmarkSpec) -> list[Column]:
-    """Each column group's headline: its last accuracy that is a mean over units (TRANCE's Acc of
-    each setting, CRIC's Final...)."""
+    """Each column group's headline: its last accuracy that is a mean over units (the accuracy of
+    each setting, an overall final score...)."""
     chosen: dict[str, Column] = {}
     for column in spec.report_columns():
         if column.proportion and column.item_key is not None:

@@ -346,8 +346,8 @@ def answer_and_submit(run: ModelRun, progress: Callable[[ModelRun], None] | None
 
 
 def check_scorable(run: ModelRun, units: list[Unit]) -> None:
-    """Fail before answering when the metric cannot score this dataset in the run's setting (TRANCE
-    Basic on samples of several steps, say): scoring no answers raises what scoring them would."""
+    """Fail before answering when the metric cannot score this dataset in the run's setting (a
+    single-step setting on samples of several steps, say): scoring no answers raises what scoring them would."""
     spec = run.dataset.spec
     spec.score(
         ScoringTask(

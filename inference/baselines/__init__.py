@@ -43,7 +43,7 @@ class Unit:
     perception (an OCR upper bound, a symbolic solver, a program executor) read more of it than
     the question; `Baseline.uses` says what each one reads. `payload`: what people are shown
     of the item. `images`: media role -> absolute path of the file. `scene`: the item's scene
-    record (CRIC scene graph, CLEVR scene), or None.
+    record (a scene graph, a rendered scene's objects), or None.
     """
 
     id: str
