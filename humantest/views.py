@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required, permission_required
@@ -287,7 +288,26 @@ def plan_results(request, pk: int):
     results = selectors.plan_results(plan)
     if results["agreement_pending"]:
         schedule_pooled(plan.pk)  # its summary computes the agreement too
-    return render(request, "humantest/plan_results.html", {"plan": plan, **results})
+    flagged = list(dict.fromkeys(row["item"].pk for row in results["difficulty"] if row["all_failed"]))
+    validate_flagged = ""
+    if flagged and plan.dataset.spec.validation and request.user.has_perm("validation.add_plan"):
+        validate_flagged = (
+            reverse("validation:plan-new")
+            + "?"
+            + urlencode(
+                {
+                    "dataset": plan.dataset.pk,
+                    "name": f"Items every tester failed in {plan.name}",
+                    "items": ",".join(str(pk) for pk in flagged),
+                    "source": f"every tester failed them in test plan “{plan.name}”",
+                }
+            )
+        )
+    return render(
+        request,
+        "humantest/plan_results.html",
+        {"plan": plan, **results, "flagged": flagged, "validate_flagged": validate_flagged},
+    )
 
 
 @permission_required("humantest.view_results", raise_exception=True)

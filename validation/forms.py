@@ -44,6 +44,19 @@ class PlanForm(forms.Form):
     lease_seconds = forms.IntegerField(initial=600, min_value=30, label=_("Lease (seconds)"))
     validators = forms.ModelMultipleChoiceField(queryset=None, widget=forms.CheckboxSelectMultiple)
     instructions = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}))
+    # A plan over chosen items (the items every tester failed, sent from a test plan's results):
+    # their ids, and where the list came from. Hidden: the page says what they are.
+    items = forms.CharField(required=False, widget=forms.HiddenInput)
+    source = forms.CharField(required=False, max_length=300, widget=forms.HiddenInput)
+
+    def clean_items(self) -> list[int] | None:
+        text = self.cleaned_data.get("items", "").strip()
+        if not text:
+            return None
+        try:
+            return [int(part) for part in text.split(",") if part.strip()]
+        except ValueError:
+            raise forms.ValidationError(_("the items are given by their ids, separated by commas")) from None
 
     def __init__(self, *args, user=None, **kwargs) -> None:
         super().__init__(*args, **kwargs)

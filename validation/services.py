@@ -27,6 +27,8 @@ from validation.models import Plan, Sampled, Verdict
 
 #: The label of the one stratum of a plan without stratifiers.
 ALL_ITEMS = "all items"
+#: The most items a plan over chosen items takes (a list in a URL or form; a sample draws more).
+CHOSEN_ITEMS_LIMIT = 5000
 #: Validators per overlap item: two or three.
 VALIDATORS_PER_OVERLAP = (2, 3)
 
@@ -37,8 +39,10 @@ class PlanRefused(ValueError):
         self.problems = problems
 
 
-def stratum_rows(dataset: Dataset, strata: list[str]) -> dict[str, list[int]]:
-    """Item pks by stratum label, from one query over the sampleable items.
+def stratum_rows(
+    dataset: Dataset, strata: list[str], *, only: list[int] | None = None
+) -> dict[str, list[int]]:
+    """Item pks by stratum label, from one query over the sampleable items (`only`: among these).
 
     The per-row work is kept small (500,000 rows: perf/results/validation_draw.md): rows come
     back as tuples, each stratifier's label is worked out once per distinct value it reads (5
@@ -57,7 +61,8 @@ def stratum_rows(dataset: Dataset, strata: list[str]) -> dict[str, list[int]]:
         (stratifier, itemgetter(*[aliases.index(alias) + 1 for alias in stratifier.fields()]), {})
         for stratifier in stratifiers
     ]
-    items = check.sampleable(dataset.items.all()).annotate(**fields).values_list("pk", *aliases).order_by()
+    candidates = dataset.items.all() if only is None else dataset.items.filter(pk__in=only)
+    items = check.sampleable(candidates).annotate(**fields).values_list("pk", *aliases).order_by()
     by_labels: dict[tuple[str, ...], list[int]] = {}
     for row in items.iterator(chunk_size=20000):
         labels = []
@@ -97,6 +102,7 @@ def plan_problems(
     validators_per_overlap: int,
     lease_seconds: int,
     validators: list,
+    items: list[int] | None = None,
 ) -> dict[str, str]:
     problems: dict[str, str] = {}
     if not name.strip():
@@ -115,7 +121,25 @@ def plan_problems(
         }
     if allocation not in Plan.Allocation.values:
         problems["allocation"] = _("choose proportional or equal allocation")
-    if (sample_size is None) == (margin is None):
+    if items is not None:
+        if not items:
+            problems["items"] = _("the list of items to check is empty")
+        elif len(items) > CHOSEN_ITEMS_LIMIT:
+            problems["items"] = _("a plan over chosen items takes at most %(n)s of them") % {
+                "n": CHOSEN_ITEMS_LIMIT
+            }
+        elif margin is not None:
+            problems["margin"] = _("a plan over chosen items checks all of them (or a sample size of them)")
+        else:
+            foreign = set(items) - set(dataset.items.filter(pk__in=items).values_list("pk", flat=True))
+            if foreign:
+                problems["items"] = _("item %(pk)s is not an item of %(dataset)s") % {
+                    "pk": min(foreign),
+                    "dataset": dataset,
+                }
+        if sample_size is not None and sample_size < 1:
+            problems["sample_size"] = _("a sample needs at least one item")
+    elif (sample_size is None) == (margin is None):
         problems["sample_size"] = _("give either a sample size or a target margin of error, not both")
     elif sample_size is not None and sample_size < 1:
         problems["sample_size"] = _("a sample needs at least one item")
@@ -154,9 +178,17 @@ def create_plan(
     validators=(),
     instructions: str = "",
     created_by=None,
+    items: list[int] | None = None,
+    source: str = "",
 ) -> Plan:
-    """Draw the sample and put it on the queue; PlanRefused names each bad choice."""
+    """Draw the sample and put it on the queue; PlanRefused names each bad choice.
+
+    `items`: the plan is over these items of the dataset only (such as the items every tester
+    failed, `source` saying where the list came from): all of them are checked unless a
+    sample size is given, and the estimate is of the error rate among them, not the dataset's.
+    """
     strata, validators = list(dict.fromkeys(strata)), list(validators)
+    items = None if items is None else list(dict.fromkeys(items))
     problems = plan_problems(
         dataset=dataset,
         name=name,
@@ -169,20 +201,24 @@ def create_plan(
         validators_per_overlap=validators_per_overlap,
         lease_seconds=lease_seconds,
         validators=validators,
+        items=items,
     )
     if problems:
         raise PlanRefused(problems)
     started = time.perf_counter()
-    by_stratum = stratum_rows(dataset, strata)
+    by_stratum = stratum_rows(dataset, strata, only=items)
     population = sum(len(ids) for ids in by_stratum.values())
     if not population:
-        raise PlanRefused({"dataset": _("none of this dataset's items can be shown to a validator")})
+        if items is None:
+            raise PlanRefused({"dataset": _("none of this dataset's items can be shown to a validator")})
+        raise PlanRefused({"items": _("none of these items can be shown to a validator")})
     try:
-        size = (
-            sample_size
-            if sample_size is not None
-            else sample_size_for_margin(population, margin, confidence=confidence)
-        )
+        if sample_size is not None:
+            size = sample_size
+        elif items is not None:
+            size = population  # every chosen item
+        else:
+            size = sample_size_for_margin(population, margin, confidence=confidence)
         if size > population:
             raise PlanRefused(
                 {"sample_size": _("the dataset has only %(n)s items to sample from") % {"n": population}}
@@ -209,6 +245,8 @@ def create_plan(
         "overlap_items": len(overlapping),
         "draw_seconds": round(drawn_in, 3),
     }
+    if items is not None:
+        record["chosen_items"] = {"count": len(items), "source": source.strip()[:300]}
     with transaction.atomic():
         project = Project.objects.create(
             kind=Project.Kind.VALIDATION,

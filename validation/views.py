@@ -223,7 +223,8 @@ def plan_list(request):
 def plan_new(request):
     if not request.user.has_perm("validation.add_plan"):
         raise PermissionDenied
-    form = PlanForm(request.POST or None, user=request.user)
+    initial = {key: request.GET[key] for key in ("name", "dataset", "items", "source") if key in request.GET}
+    form = PlanForm(request.POST or None, user=request.user, initial=initial)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
@@ -242,6 +243,8 @@ def plan_new(request):
                 validators=data["validators"],
                 instructions=data["instructions"],
                 created_by=request.user,
+                items=data["items"],
+                source=data["source"],
             )
         except services.PlanRefused as error:
             for field, message in error.problems.items():
@@ -258,7 +261,11 @@ def plan_new(request):
                 },
             )
             return redirect("validation:plan", pk=plan.pk)
-    return render(request, "validation/plan_form.html", {"form": form})
+    chosen = form.cleaned_data.get("items") if form.is_bound and hasattr(form, "cleaned_data") else None
+    if chosen is None and not form.is_bound and initial.get("items"):
+        chosen = [part for part in initial["items"].split(",") if part.strip()]
+    source = form["source"].value() or ""
+    return render(request, "validation/plan_form.html", {"form": form, "chosen": chosen, "source": source})
 
 
 #: Bootstrap resamples for the agreement intervals on the page (the command and exports use 1,000):

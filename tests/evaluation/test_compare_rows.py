@@ -155,6 +155,8 @@ def test_the_plan_page_ranks_items_by_difficulty_and_flags_the_ones_every_tester
     flagged = table[: table.index("every tester failed")]
     assert flagged.count('class="all-failed"') == 1 and ">0</a>" in flagged
     assert table.index("every tester failed") < table.index('<td class="num">1.00</td>')
+    # TRANCE declares no validation check: the page says so instead of offering a plan.
+    assert 'id="no-validation"' in page and 'id="validate-flagged"' not in page
 
 
 def test_rows_are_compared_within_each_stratum_and_every_test_joins_the_holm_family(two_rows, client):

@@ -188,3 +188,106 @@ def test_validation_queues_stay_out_of_the_annotation_pages(plan, people):
     client.force_login(people["res"])
     assert plan.name not in client.get("/annotate/projects/").content.decode()
     assert plan.name in client.get("/validate/plans/").content.decode()
+
+
+def test_a_plan_over_chosen_items_checks_exactly_those_items(cric, people):
+    chosen = list(cric.items.order_by("pk").values_list("pk", flat=True)[3:8])
+    plan = services.create_plan(
+        dataset=cric,
+        name="Failed by every tester",
+        items=chosen + chosen[:1],  # a repeated id counts once
+        source="every tester failed them in test plan “Pilot”",
+        overlap=0,
+        validators=[people["val"]],
+    )
+    sampled = set(plan.sampled.values_list("item_id", flat=True))
+    assert sampled == set(chosen)
+    assert plan.draw["population_size"] == plan.draw["sample_size"] == 5
+    assert plan.draw["chosen_items"] == {
+        "count": 5,
+        "source": "every tester failed them in test plan “Pilot”",
+    }
+
+
+def test_a_plan_over_chosen_items_refuses_items_of_another_dataset_and_changes_nothing(
+    cric, cric_files, people
+):
+    from benchmarks.services import import_dataset
+
+    other = import_dataset(
+        benchmark="cric",
+        data=cric_files.questions.read_bytes(),
+        name="other",
+        scenes_data=cric_files.scene_graphs.read_bytes(),
+    )
+    stranger = other.items.first().pk
+    mine = cric.items.first().pk
+    with pytest.raises(services.PlanRefused) as refused:
+        services.create_plan(
+            dataset=cric, name="x", items=[mine, stranger], overlap=0, validators=[people["val"]]
+        )
+    assert refused.value.problems["items"] == f"item {stranger} is not an item of {cric}"
+    with pytest.raises(services.PlanRefused) as refused:
+        services.create_plan(
+            dataset=cric, name="x", items=[mine], margin=0.05, overlap=0, validators=[people["val"]]
+        )
+    assert "checks all of them" in refused.value.problems["margin"]
+    with pytest.raises(services.PlanRefused) as refused:
+        services.create_plan(dataset=cric, name="x", items=[], overlap=0, validators=[people["val"]])
+    assert refused.value.problems["items"] == "the list of items to check is empty"
+    assert not Plan.objects.exists()
+
+
+def test_items_every_tester_failed_go_from_the_test_plan_page_to_a_validation_plan(
+    cric, people, django_capture_on_commit_callbacks
+):
+    """Two testers answer the same three CRIC questions wrong; the plan's results offer to check
+    exactly those three in a validation plan, and the form it opens makes that plan."""
+    from humantest import clock, sessions
+    from humantest.models import TestPlan
+    from tests.factories import make_user
+
+    testers = [make_user(name, "tester") for name in ("tess2", "tom")]
+    with django_capture_on_commit_callbacks(execute=True):
+        fixed = list(cric.items.order_by("pk").values_list("external_id", flat=True)[:3])
+        pilot = TestPlan.objects.create(
+            name="Pilot", dataset=cric, items_per_tester=3, seed=1, draw="fixed", fixed_items=fixed
+        )
+        pilot.testers.add(*testers)
+        for tester in testers:
+            session = sessions.begin_test(sessions.start_session(pilot, tester))
+            while (trial := clock.serve_current_trial(session)[0]) is not None:
+                clock.record_answer(trial.pk, tester, {"answer": "not the answer", "object": None}, {})
+    failed = set(pilot.sessions.first().trials.filter(phase="test").values_list("item_id", flat=True))
+    assert len(failed) == 3
+    client = Client()
+    client.force_login(people["res"])
+    page = client.get(f"/test/plans/{pilot.pk}/").content.decode()
+    assert "Check the 3 items every tester failed in a validation plan" in page
+    link = page[page.index('id="validate-flagged" href="') :].split('"')[3].replace("&amp;", "&")
+    form = client.get(link).content.decode()
+    assert (
+        "This plan checks <strong>3 chosen items</strong>: every tester failed them in test plan “Pilot”"
+        in form
+    )
+    from urllib.parse import parse_qs, urlsplit
+
+    query = {key: values[0] for key, values in parse_qs(urlsplit(link).query).items()}
+    response = client.post(
+        "/validate/plans/new/",
+        {
+            **query,
+            "confidence": "0.95",
+            "allocation": "proportional",
+            "seed": "0",
+            "overlap": "0",
+            "validators_per_overlap": "2",
+            "lease_seconds": "600",
+            "validators": [people["val"].pk],
+        },
+    )
+    plan = Plan.objects.get()
+    assert response.status_code == 302 and response["Location"] == f"/validate/plans/{plan.pk}/"
+    assert set(plan.sampled.values_list("item_id", flat=True)) == failed
+    detail = client.get(response["Location"]).content.decode()
+    assert "over 3 chosen items: every tester failed them in test plan “Pilot”" in detail
