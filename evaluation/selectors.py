@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import hashlib
+import time
 from typing import Any
 
 from django.db.models import Count, Q, QuerySet
+from django.utils import timezone
 
 from benchmarks.models import Dataset, Item
 from evaluation.models import Prediction, Submission
@@ -209,14 +211,23 @@ OVERLAP_KINDS = (
 )
 
 
-def error_overlap_units(dataset: Dataset, label_a: str, label_b: str, column_label: str) -> dict[str, Any]:
-    """The units both rows answered in one right/wrong column, split by who missed them, each with
-    its item and both rows' answers (a pooled row: every tester's answer)."""
+def overlap_split(dataset: Dataset, label_a: str, label_b: str, column_label: str) -> dict[str, Any]:
+    """The units both rows answered in one right/wrong column, split by who missed them, with each
+    unit's (item, part); kept in the cache under the submissions' versions (the split reads both
+    rows' per-unit scores: seconds on 60,000 items, so it is done once, not per page of the list)."""
+    from django.core.cache import cache
+
     from evaluation.comparison import error_overlap
     from evaluation.reports import paired_unit_values
 
     spec = dataset.spec
-    groups = labelled_rows(dataset, [label_a, label_b])
+    submissions = scored_submissions(dataset)
+    key = f"yardstick:overlap:{submission_versions(dataset, submissions)}:" + hashlib_of(
+        (label_a, label_b, column_label)
+    )
+    cached = cache.get(key)
+    if cached is not None:
+        return cached
     column = next(
         (
             c
@@ -227,6 +238,7 @@ def error_overlap_units(dataset: Dataset, label_a: str, label_b: str, column_lab
     )
     if column is None or not column.proportion:
         raise RowNotFound(f"{spec.title} reports have no right/wrong column {column_label!r}")
+    groups = labelled_rows(dataset, [label_a, label_b], submissions)
     first, second = groups[label_a].get(column.setting), groups[label_b].get(column.setting)
     if first is None or second is None:
         raise RowNotFound(f"one of the rows has no answers in the setting of {column_label}")
@@ -235,50 +247,125 @@ def error_overlap_units(dataset: Dataset, label_a: str, label_b: str, column_lab
         {unit: value >= 0.5 for unit, value in zip(units, x, strict=True)},
         {unit: value >= 0.5 for unit, value in zip(units, y, strict=True)},
     )
-    unit_rows = {unit.id: unit for unit in scoring_units(dataset)}
-    where = {(unit.item_id, unit.part): unit.id for unit in unit_rows.values()}
-    answers: dict[str, dict[str, list[Any]]] = {}
-    for side, submission in (("a", first), ("b", second)):
-        owners = [
-            submission.pk,
-            *Submission.objects.filter(pool_id=submission.pk).values_list("pk", flat=True),
-        ]
-        for item_id, part, answer in Prediction.objects.filter(
-            submission__in=owners, answer__isnull=False
-        ).values_list("item_id", "part", "answer"):
-            unit_id = where.get((item_id, part))
-            if unit_id is not None:
-                answers.setdefault(unit_id, {"a": [], "b": []})[side].append(answer)
-    return {
+    owners = {side: submission_owners(submission.pk) for side, submission in (("a", first), ("b", second))}
+    result = {
         "column": column_label,
         "setting": column.setting,
         "counts": {kind: len(split[kind]) for kind, _ in OVERLAP_KINDS},
         "units": split,
-        "item_of": {unit_id: unit_rows[unit_id].item_id for unit_id in units if unit_id in unit_rows},
-        "answers": answers,
+        "places": unit_places(dataset, owners["a"] + owners["b"], set(units)),
+        "owners": owners,
+    }
+    cache.set(key, result, timeout=PAIRWISE_TIMEOUT_S)
+    return result
+
+
+def submission_owners(pk: int) -> list[int]:
+    """A submission and, for a pooled row, its members (whose predictions hold the answers)."""
+    return [pk, *Submission.objects.filter(pool_id=pk).values_list("pk", flat=True)]
+
+
+def unit_places(dataset: Dataset, submission_pks: list[int], wanted: set[str]) -> dict[str, tuple[int, int]]:
+    """unit id -> (item, part) for these units, from the submissions' prediction rows (the unit id
+    a model's score row names; a tester's rows, which name trials, through what they were shown),
+    without reading every item's record."""
+    spec = dataset.spec
+    places: dict[str, tuple[int, int]] = {}
+    unnamed: set[tuple[int, int]] = set()
+    members = set(
+        Submission.objects.filter(pk__in=submission_pks, pool__isnull=False).values_list("pk", flat=True)
+    )
+    rows = Prediction.objects.filter(submission__in=submission_pks).values_list(
+        "submission_id", "item_id", "part", f"score__{spec.unit_id_field}"
+    )
+    for submission_id, item_id, part, unit_id in rows.iterator(chunk_size=5000):
+        if submission_id in members or unit_id is None:
+            unnamed.add((item_id, part))  # a tester's row names the trial, not the unit
+        elif str(unit_id) in wanted:
+            places[str(unit_id)] = (item_id, part)
+    for place, unit_id in member_units(dataset, unnamed).items():
+        if str(unit_id) in wanted:
+            places.setdefault(str(unit_id), place)
+    return places
+
+
+def error_overlap_units(
+    dataset: Dataset, label_a: str, label_b: str, column_label: str, kind: str, *, limit: int
+) -> dict[str, Any]:
+    """One group of `overlap_split` (such as "both_wrong"): its first `limit` units, each with its
+    item and both rows' answers (a pooled row: every tester's answer)."""
+    split = overlap_split(dataset, label_a, label_b, column_label)
+    chosen = split["units"][kind]
+    shown = [unit for unit in chosen[:limit] if unit in split["places"]]
+    unit_at = {split["places"][unit]: unit for unit in shown}
+    items = dataset.items.in_bulk({item_id for item_id, _ in unit_at})
+    answers: dict[str, dict[str, list[Any]]] = {unit: {"a": [], "b": []} for unit in shown}
+    for side in ("a", "b"):
+        rows = Prediction.objects.filter(
+            submission__in=split["owners"][side], item_id__in=list(items), answer__isnull=False
+        ).values_list("item_id", "part", "answer")
+        for item_id, part, answer in rows:
+            unit = unit_at.get((item_id, part))
+            if unit is not None:
+                answers[unit][side].append(answer)
+    return {
+        **{key: split[key] for key in ("column", "setting", "counts")},
+        "total": len(chosen),
+        "shown": [{"unit": unit, "item": items[split["places"][unit][0]], **answers[unit]} for unit in shown],
     }
 
 
-def pairwise_report(dataset: Dataset, *, resamples: int = 1000) -> dict[str, Any]:
-    """Every pair of report rows on the headline columns, kept in the cache under the versions of
-    the submissions it was computed from (a new or rescored submission computes it again)."""
+#: How long a computed table of every pair is kept (it is found again only under the same
+#: submissions' versions, so a stale one is never shown).
+PAIRWISE_TIMEOUT_S = 7 * 24 * 3600
+#: Resamples per paired interval of the table of every pair (the two-row page uses 2,000).
+PAIRWISE_RESAMPLES = 1000
+
+
+def pairwise_key(dataset: Dataset, submissions: list[Submission] | None = None) -> str:
+    submissions = scored_submissions(dataset) if submissions is None else submissions
+    return f"yardstick:pairwise:{submission_versions(dataset, submissions)}:{PAIRWISE_RESAMPLES}"
+
+
+def cached_pairwise(dataset: Dataset) -> dict[str, Any] | None:
+    """The table of every pair as last computed for these submissions' versions, or None (not
+    computed yet; `tasks.schedule_pairwise` asks a worker for it). A failed computation is kept
+    as {"error": message}."""
+    from django.core.cache import cache
+
+    return cache.get(pairwise_key(dataset))
+
+
+def pairwise_report(dataset: Dataset) -> dict[str, Any]:
+    """Every pair of report rows on the headline columns, computed now and kept in the cache under
+    the versions of the submissions it was computed from (a new or rescored submission computes it
+    again). Minutes on a large dataset: the report page has a worker run it (evaluation.tasks)."""
     from django.core.cache import cache
 
     from evaluation.reports import pairwise_comparisons
 
     submissions = scored_submissions(dataset)
-    key = f"yardstick:pairwise:{submission_versions(dataset, submissions)}:{resamples}"
+    key = pairwise_key(dataset, submissions)
     cached = cache.get(key)
     if cached is not None:
-        return {**cached, "cached": True}
+        return cached
+    started = time.perf_counter()
     groups = labelled_rows(dataset, None, submissions)
+    try:
+        pairs = pairwise_comparisons(dataset.spec, groups, resamples=PAIRWISE_RESAMPLES)
+    except Exception as error:  # kept for the page to say, instead of a "computing" that never ends
+        result = {"error": f"{type(error).__name__}: {error}"}
+        cache.set(key, result, timeout=3600)
+        raise
     result = {
-        "pairs": pairwise_comparisons(dataset.spec, groups, resamples=resamples),
-        "resamples": resamples,
+        "pairs": pairs,
+        "resamples": PAIRWISE_RESAMPLES,
         "rows": list(groups),
+        "computed_at": timezone.now().strftime("%Y-%m-%d %H:%M UTC"),
+        "seconds": round(time.perf_counter() - started, 1),
     }
-    cache.set(key, result, timeout=7 * 24 * 3600)
-    return {**result, "cached": False}
+    cache.set(key, result, timeout=PAIRWISE_TIMEOUT_S)
+    return result
 
 
 def report_table(

@@ -13,5 +13,6 @@ urlpatterns = [
         name="report-compare-export",
     ),
     path("<int:pk>/report/compare/overlap/", views.OverlapView.as_view(), name="report-overlap"),
+    path("<int:pk>/report/pairwise/", views.PairwiseView.as_view(), name="report-pairwise"),
     path("<int:pk>/report.<str:extension>", views.ReportExportView.as_view(), name="report-export"),
 ]

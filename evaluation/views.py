@@ -28,15 +28,16 @@ from evaluation.reports import (
 from evaluation.selectors import (
     OVERLAP_KINDS,
     RowNotFound,
+    cached_pairwise,
     compare_report_rows,
     error_overlap_units,
-    pairwise_report,
     passed_units,
     report_row_labels,
     report_table,
     scored_submissions,
 )
 from evaluation.services import SubmissionRefused, submit_predictions
+from evaluation.tasks import schedule_pairwise
 
 
 class ReportView(PermissionRequiredMixin, FormView):
@@ -84,6 +85,7 @@ class ReportView(PermissionRequiredMixin, FormView):
         # SVG drawn by matplotlib from our own numbers and names of our own submissions.
         context["plots"] = [mark_safe(svg) for svg in report_plots(self.dataset.spec, submissions)]  # noqa: S308
         context["parameters"] = json.dumps(table.parameters, indent=2, ensure_ascii=False)
+        context["pairwise"] = pairwise_context(self.dataset, len(table.rows))
         return context
 
     def form_valid(self, form):
@@ -169,11 +171,48 @@ class CompareView(PermissionRequiredMixin, View):
                 for column in context["columns"]:
                     column["strata"] = [comparison_cells(stratum) for stratum in column.get("strata", ())]
                 context["parameters"] = json.dumps(result["parameters"], indent=2)
-        if len(labels) >= 2:
-            pairwise = pairwise_report(dataset)
-            context["pairwise"] = [comparison_cells(pair) for pair in pairwise["pairs"]]
-            context["pairwise_cached"] = pairwise["cached"]
         return render(request, "evaluation/compare.html", context)
+
+
+def pairwise_context(dataset, rows: int) -> dict | None:
+    """The report's table of every pair of rows: kept from the last computation for these
+    submissions, or asked of a worker now ("computing": the page fetches it when it is there);
+    None with fewer than two rows."""
+    if rows < 2:
+        return None
+    result = cached_pairwise(dataset)
+    if result is None:
+        schedule_pairwise(dataset)
+        result = cached_pairwise(dataset)  # a worker running tasks in-process has it already
+    if result is None:
+        return {"state": "computing", "dataset": dataset}
+    if "error" in result:
+        return {"state": "failed", "dataset": dataset, "error": result["error"]}
+    return {
+        "state": "ready",
+        "dataset": dataset,
+        "pairs": [comparison_cells(pair) for pair in result["pairs"]],
+        "computed_at": result.get("computed_at"),
+        "seconds": result.get("seconds"),
+        "resamples": result["resamples"],
+    }
+
+
+class PairwiseView(PermissionRequiredMixin, View):
+    """The report's table of every pair as a page fragment: 200 with the table, 202 while a worker
+    computes it (the report page polls this until it gets the table)."""
+
+    permission_required = ("evaluation.view_report", "benchmarks.view_dataset")
+
+    def get(self, request, pk: int):
+        dataset = get_object_or_404(datasets_for(request.user), pk=pk)
+        pairwise = pairwise_context(dataset, len(report_row_labels(dataset)))
+        if pairwise is None:
+            raise Http404
+        response = render(request, "evaluation/_pairwise.html", {"pairwise": pairwise})
+        if pairwise["state"] == "computing":
+            response.status_code = 202
+        return response
 
 
 def comparison_cells(column: dict) -> dict:
@@ -206,31 +245,21 @@ class OverlapView(PermissionRequiredMixin, View):
         if kind not in kinds:
             raise Http404("no such group of units")
         try:
-            overlap = error_overlap_units(dataset, first, second, column)
+            overlap = error_overlap_units(dataset, first, second, column, kind, limit=OVERLAP_PAGE)
         except RowNotFound as error:
             raise Http404(str(error)) from None
-        chosen = overlap["units"][kind]
-        items = {
-            item.pk: item
-            for item in dataset.items.filter(pk__in=[overlap["item_of"][u] for u in chosen[:OVERLAP_PAGE]])
-        }
-        shown = []
-        for unit_id in chosen[:OVERLAP_PAGE]:
-            item = items.get(overlap["item_of"].get(unit_id))
-            if item is None:
-                continue
-            answers = overlap["answers"].get(unit_id, {"a": [], "b": []})
-            shown.append(
-                {
-                    "unit": unit_id,
-                    "item": item,
-                    "images": [(role, dataset.media_url(name)) for role, name in sorted(item.media.items())][
-                        :3
-                    ],
-                    "a": [json.dumps(answer, ensure_ascii=False) for answer in answers["a"]],
-                    "b": [json.dumps(answer, ensure_ascii=False) for answer in answers["b"]],
-                }
-            )
+        shown = [
+            {
+                "unit": unit["unit"],
+                "item": unit["item"],
+                "images": [
+                    (role, dataset.media_url(name)) for role, name in sorted(unit["item"].media.items())
+                ][:3],
+                "a": [json.dumps(answer, ensure_ascii=False) for answer in unit["a"]],
+                "b": [json.dumps(answer, ensure_ascii=False) for answer in unit["b"]],
+            }
+            for unit in overlap["shown"]
+        ]
         tabs = [(key, label, overlap["counts"][key]) for key, label in OVERLAP_KINDS]
         return render(
             request,
@@ -244,7 +273,7 @@ class OverlapView(PermissionRequiredMixin, View):
                 "kind_label": kinds[kind],
                 "tabs": tabs,
                 "units": shown,
-                "more": max(len(chosen) - OVERLAP_PAGE, 0),
+                "more": max(overlap["total"] - OVERLAP_PAGE, 0),
                 "plot": mark_safe(overlap_plot(overlap["counts"], first, second)),  # noqa: S308 (our own SVG)
             },
         )

@@ -200,20 +200,67 @@ def test_rows_are_compared_within_each_stratum_and_every_test_joins_the_holm_fam
 
 
 def test_every_pair_of_rows_is_compared_once_and_kept_until_a_submission_changes(two_rows, client):
-    from evaluation.selectors import pairwise_report
+    from evaluation.selectors import cached_pairwise, pairwise_report
     from tests.factories import make_user
 
+    assert cached_pairwise(two_rows) is None
     first = pairwise_report(two_rows)
-    assert first["cached"] is False and pairwise_report(two_rows)["cached"] is True
+    assert cached_pairwise(two_rows) == first
     event = next(pair for pair in first["pairs"] if pair["group"] == "Event")
     assert (event["a"], event["b"], event["n"], event["mcnemar"]["only_a_right"]) == ("Oracle", "Weak", 12, 8)
     submit_predictions(dataset=two_rows, name="Empty", setting="event", data=b"{}")
+    assert cached_pairwise(two_rows) is None  # a new submission: computed again
     again = pairwise_report(two_rows)
-    assert again["cached"] is False
     assert sorted((pair["a"], pair["b"]) for pair in again["pairs"] if pair["group"] == "Event") == [
         ("Empty", "Oracle"), ("Empty", "Weak"), ("Oracle", "Weak"),
     ]  # fmt: skip
     assert all(pair["mcnemar"]["family"] == 3 for pair in again["pairs"] if "mcnemar" in pair)
     client.force_login(make_user("rita", "researcher"))
-    page = client.get(f"/datasets/{two_rows.pk}/report/compare/").content.decode()
-    assert 'id="pairwise"' in page and "Kept from the last computation" in page
+    page = client.get(f"/datasets/{two_rows.pk}/report/").content.decode()
+    table = page[page.index('id="pairwise"') :]
+    assert "kept until a submission of this dataset changes" in table
+    assert table.index("Empty") < table.index("Oracle")  # rows in the report's order
+    assert f"/datasets/{two_rows.pk}/report/compare/?a=Empty&amp;b=Oracle" in table
+
+
+def test_the_report_page_asks_a_worker_for_every_pair_and_shows_the_table_once_it_is_there(
+    two_rows, client, monkeypatch
+):
+    """Without a worker running tasks in-process, the report page does not compute the pairs in the
+    request: it queues one computation (not one per view) and says so; the fragment it polls
+    answers 202 until the worker is done, then the table."""
+    from evaluation import tasks
+    from tests.factories import make_user
+
+    queued = []
+    monkeypatch.setattr(tasks.compute_pairwise, "delay", lambda *args: queued.append(args))
+    client.force_login(make_user("rita", "researcher"))
+    for _ in range(2):
+        page = client.get(f"/datasets/{two_rows.pk}/report/").content.decode()
+        assert 'data-state="computing"' in page and 'id="pairwise"' not in page
+        assert "evaluation/pairwise.js" in page
+    assert len(queued) == 1
+    fragment = client.get(f"/datasets/{two_rows.pk}/report/pairwise/")
+    assert fragment.status_code == 202 and len(queued) == 1
+    tasks.compute_pairwise(*queued[0])  # the worker runs it
+    fragment = client.get(f"/datasets/{two_rows.pk}/report/pairwise/")
+    assert fragment.status_code == 200 and 'id="pairwise"' in fragment.content.decode()
+    assert "evaluation/pairwise.js" not in client.get(f"/datasets/{two_rows.pk}/report/").content.decode()
+    client.force_login(make_user("tess", "tester"))
+    assert client.get(f"/datasets/{two_rows.pk}/report/pairwise/").status_code == 403
+
+
+def test_the_overlap_list_names_the_units_only_one_row_missed_with_both_answers(two_rows, client):
+    from tests.factories import make_user
+
+    client.force_login(make_user("rita", "researcher"))
+    url = f"/datasets/{two_rows.pk}/report/compare/overlap/"
+    query = {"a": "Oracle", "b": "Weak", "column": "Event Acc"}
+    page = client.get(url, {**query, "kind": "only_b_wrong"}).content.decode()
+    assert page.count("card overlap-unit") == 8  # samples 4..11: the weak row answered nothing
+    assert "<strong>only B misses (8)</strong>" in page and "both right (4)" in page
+    assert "obj_idx" in page and "[]" in page  # the oracle's steps beside the weak row's empty answer
+    both_right = client.get(url, {**query, "kind": "both_right"}).content.decode()
+    assert both_right.count("card overlap-unit") == 4
+    assert client.get(url, {**query, "column": "Event AD"}).status_code == 404  # not right/wrong
+    assert client.get(url, {**query, "kind": "nobody"}).status_code == 404

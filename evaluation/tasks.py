@@ -1,0 +1,53 @@
+"""Background work of the evaluation app: the report's table of every pair of rows.
+
+Comparing every pair of rows resamples each pair's units a thousand times: seconds on a demo
+report, a minute and more on 60,000 items with five rows (perf/results/compare_rows.md). The report
+page therefore never computes it in the request: it shows the table kept for the submissions'
+current versions, or asks a worker for it and shows it when it is there.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from celery import shared_task
+from django.core.cache import cache
+
+logger = logging.getLogger(__name__)
+
+#: While one computation of a dataset's table is queued or running, no second one is queued; the
+#: flag expires in case a worker dies without clearing it.
+SCHEDULED_TIMEOUT_S = 15 * 60
+
+
+def scheduled_key(dataset_pk: int, key: str) -> str:
+    return f"evaluation:pairwise-scheduled:{dataset_pk}:{key}"
+
+
+def schedule_pairwise(dataset) -> bool:
+    """Queue the computation of the dataset's table of every pair for its submissions' current
+    versions, unless one is already waiting or running; True when this call queued it."""
+    from evaluation.selectors import pairwise_key
+
+    key = pairwise_key(dataset)
+    if not cache.add(scheduled_key(dataset.pk, key), 1, timeout=SCHEDULED_TIMEOUT_S):
+        return False
+    compute_pairwise.delay(dataset.pk, key)
+    return True
+
+
+# Idempotent: acknowledged only once done, handed to another worker when the one running it dies.
+@shared_task(acks_late=True, reject_on_worker_lost=True)
+def compute_pairwise(dataset_pk: int, key: str) -> None:
+    from benchmarks.models import Dataset
+    from evaluation.selectors import pairwise_report
+
+    try:
+        dataset = Dataset.objects.filter(pk=dataset_pk).first()
+        if dataset is not None:
+            pairwise_report(dataset)
+    except Exception:
+        # pairwise_report keeps the error for the page to show; retrying would fail the same way.
+        logger.exception("the table of every pair of dataset %s could not be computed", dataset_pk)
+    finally:
+        cache.delete(scheduled_key(dataset_pk, key))
