@@ -15,7 +15,13 @@ from benchmarks.spec import OFFICIAL
 from evaluation.comparison import ComparisonInputError
 from evaluation.models import Submission
 from evaluation.reports import table_json
-from evaluation.selectors import RowNotFound, compare_report_rows, report_table, submissions_for
+from evaluation.selectors import (
+    RowNotFound,
+    compare_report_rows,
+    report_row_labels,
+    report_table,
+    submissions_for,
+)
 from evaluation.serializers import SubmissionSerializer
 from evaluation.services import SubmissionRefused, submit_predictions
 
@@ -119,3 +125,36 @@ class DatasetCompareView(APIView):
         except (RowNotFound, ComparisonInputError) as error:
             raise ValidationError({"detail": str(error)}) from None
         return Response(result)
+
+
+class DatasetPairwiseView(APIView):
+    """GET /api/v1/datasets/<id>/pairwise/: every pair of report rows on each setting's headline
+    column (paired interval, McNemar Holm-adjusted over the table). A worker computes it once per
+    set of submissions: 202 {"status": "computing"} until it is there, then 200 with the table."""
+
+    permission_classes = [
+        permissions.IsAuthenticated,
+        requires("benchmarks.view_dataset"),
+        requires("evaluation.view_report"),
+    ]
+
+    @extend_schema(
+        responses={
+            200: OpenApiResponse(
+                description="pairs: per pair and column, n, means, difference, interval, McNemar."
+            ),
+            202: OpenApiResponse(description='{"status": "computing"}: ask again later.'),
+        },
+    )
+    def get(self, request, pk: int):
+        from evaluation.tasks import current_pairwise
+
+        dataset = get_object_or_404(datasets_for(request.user), pk=pk)
+        if len(report_row_labels(dataset)) < 2:
+            raise ValidationError({"detail": "a comparison needs two scored rows"})
+        result = current_pairwise(dataset)
+        if result is None:
+            return Response({"status": "computing"}, status=202)
+        if "error" in result:
+            return Response({"status": "failed", "detail": result["error"]}, status=500)
+        return Response({"status": "ready", **result})

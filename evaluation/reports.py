@@ -478,13 +478,10 @@ def comparison_csv(result: Mapping[str, Any]) -> str:
 def comparison_latex(result: Mapping[str, Any]) -> str:
     """A booktabs table of the compared columns: n, A, B, A - B [95% CI], McNemar p (Holm)."""
 
-    def escape(text: str) -> str:
-        return "".join("\\" + char if char in "&%$#_{}" else char for char in str(text))
-
     lines = [
         "\\begin{tabular}{lrrrlr}",
         "\\toprule",
-        f"Metric & $n$ & {escape(result['a'])} & {escape(result['b'])} & $\\Delta$ [95\\% CI] & $p$ (Holm) \\\\",
+        f"Metric & $n$ & {latex_escape(result['a'])} & {latex_escape(result['b'])} & $\\Delta$ [95\\% CI] & $p$ (Holm) \\\\",
         "\\midrule",
     ]
     for record in comparison_records(result):
@@ -496,9 +493,59 @@ def comparison_latex(result: Mapping[str, Any]) -> str:
             else f"{record['difference']:+.3f}"
         )
         p = f"{record['p_value']:.3g} ({record['p_holm']:.3g})" if record["p_value"] is not None else "--"
-        name = escape(f"{record['group']} {record['metric']} {record['stratum']}".strip())
+        name = latex_escape(f"{record['group']} {record['metric']} {record['stratum']}".strip())
         lines.append(
             f"{name} & {record['n']} & {record['mean_a']:.3f} & {record['mean_b']:.3f} & {interval} & {p} \\\\"
+        )
+    lines += ["\\bottomrule", "\\end{tabular}", ""]
+    return "\n".join(lines)
+
+
+PAIRWISE_FIELDS = ("row_a", "row_b", *COMPARISON_FIELDS)
+
+
+def pairwise_records(result: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One flat record per pair of rows and headline column (`pairwise_comparisons`' table)."""
+    return [
+        {"row_a": pair["a"], "row_b": pair["b"], **record}
+        for pair in result["pairs"]
+        for record in comparison_records({"columns": [pair]})
+    ]
+
+
+def pairwise_csv(result: Mapping[str, Any]) -> str:
+    output = io.StringIO()
+    output.write(
+        f"# every pair of report rows on the units both answered; {result['resamples']} resamples per "
+        "interval; McNemar p-values Holm-adjusted over the whole table\n"
+    )
+    writer = csv.DictWriter(output, fieldnames=PAIRWISE_FIELDS)
+    writer.writeheader()
+    writer.writerows(pairwise_records(result))
+    return output.getvalue()
+
+
+def pairwise_latex(result: Mapping[str, Any]) -> str:
+    """A booktabs table of every pair: metric, A, B, n, A - B [95% CI], McNemar p (Holm)."""
+
+    lines = [
+        "\\begin{tabular}{lllrlr}",
+        "\\toprule",
+        "Metric & A & B & $n$ & $\\Delta$ [95\\% CI] & $p$ (Holm) \\\\",
+        "\\midrule",
+    ]
+    for record in pairwise_records(result):
+        if record["n"] is None:
+            continue
+        interval = (
+            f"{record['difference']:+.3f} [{record['ci_low']:+.3f}, {record['ci_high']:+.3f}]"
+            if record["ci_low"] is not None
+            else f"{record['difference']:+.3f}"
+        )
+        p = f"{record['p_value']:.3g} ({record['p_holm']:.3g})" if record["p_value"] is not None else "--"
+        lines.append(
+            f"{latex_escape(record['group'] + ' ' + record['metric'])} & {latex_escape(record['row_a'])} & "
+            f"{latex_escape(record['row_b'])} & {record['n']} & {interval} & {p} \\\\"
         )
     lines += ["\\bottomrule", "\\end{tabular}", ""]
     return "\n".join(lines)

@@ -36,6 +36,18 @@ def schedule_pairwise(dataset) -> bool:
     return True
 
 
+def current_pairwise(dataset) -> dict | None:
+    """The dataset's table of every pair for its submissions as they are now, or None after asking
+    a worker for it (a worker that runs tasks in-process has computed it by the time this returns)."""
+    from evaluation.selectors import cached_pairwise
+
+    result = cached_pairwise(dataset)
+    if result is None:
+        schedule_pairwise(dataset)
+        result = cached_pairwise(dataset)
+    return result
+
+
 # Idempotent: acknowledged only once done, handed to another worker when the one running it dies.
 @shared_task(acks_late=True, reject_on_worker_lost=True)
 def compute_pairwise(dataset_pk: int, key: str) -> None:

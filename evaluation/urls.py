@@ -14,5 +14,10 @@ urlpatterns = [
     ),
     path("<int:pk>/report/compare/overlap/", views.OverlapView.as_view(), name="report-overlap"),
     path("<int:pk>/report/pairwise/", views.PairwiseView.as_view(), name="report-pairwise"),
+    path(
+        "<int:pk>/report/pairwise.<str:extension>",
+        views.PairwiseExportView.as_view(),
+        name="report-pairwise-export",
+    ),
     path("<int:pk>/report.<str:extension>", views.ReportExportView.as_view(), name="report-export"),
 ]

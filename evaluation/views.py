@@ -21,6 +21,8 @@ from evaluation.reports import (
     comparison_csv,
     comparison_latex,
     format_value,
+    pairwise_csv,
+    pairwise_latex,
     table_csv,
     table_json,
     table_latex,
@@ -28,7 +30,6 @@ from evaluation.reports import (
 from evaluation.selectors import (
     OVERLAP_KINDS,
     RowNotFound,
-    cached_pairwise,
     compare_report_rows,
     error_overlap_units,
     passed_units,
@@ -37,7 +38,7 @@ from evaluation.selectors import (
     scored_submissions,
 )
 from evaluation.services import SubmissionRefused, submit_predictions
-from evaluation.tasks import schedule_pairwise
+from evaluation.tasks import current_pairwise
 
 
 class ReportView(PermissionRequiredMixin, FormView):
@@ -180,10 +181,7 @@ def pairwise_context(dataset, rows: int) -> dict | None:
     None with fewer than two rows."""
     if rows < 2:
         return None
-    result = cached_pairwise(dataset)
-    if result is None:
-        schedule_pairwise(dataset)
-        result = cached_pairwise(dataset)  # a worker running tasks in-process has it already
+    result = current_pairwise(dataset)
     if result is None:
         return {"state": "computing", "dataset": dataset}
     if "error" in result:
@@ -304,4 +302,35 @@ class CompareExportView(PermissionRequiredMixin, View):
         response["Content-Disposition"] = (
             f'attachment; filename="dataset-{dataset.pk}-comparison.{extension}"'
         )
+        return response
+
+
+class PairwiseExportView(PermissionRequiredMixin, View):
+    """The report's table of every pair as CSV, JSON or LaTeX; 202 while a worker computes it."""
+
+    permission_required = ("evaluation.view_report", "benchmarks.view_dataset")
+    formats = {
+        "csv": ("text/csv; charset=utf-8", pairwise_csv),
+        "json": ("application/json", lambda result: json.dumps(result, indent=2, ensure_ascii=False)),
+        "tex": ("application/x-tex; charset=utf-8", pairwise_latex),
+    }
+
+    def get(self, request, pk: int, extension: str):
+        if extension not in self.formats:
+            raise Http404("no such export format")
+        dataset = get_object_or_404(datasets_for(request.user), pk=pk)
+        if len(report_row_labels(dataset)) < 2:
+            raise Http404("a comparison needs two scored rows")
+        result = current_pairwise(dataset)
+        if result is None:
+            return HttpResponse(
+                "A worker is comparing every pair of rows; ask again in a minute.\n",
+                status=202,
+                content_type="text/plain; charset=utf-8",
+            )
+        if "error" in result:
+            return HttpResponse(result["error"] + "\n", status=500, content_type="text/plain; charset=utf-8")
+        content_type, render_export = self.formats[extension]
+        response = HttpResponse(render_export(result), content_type=content_type)
+        response["Content-Disposition"] = f'attachment; filename="dataset-{dataset.pk}-pairs.{extension}"'
         return response

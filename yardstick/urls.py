@@ -8,7 +8,7 @@ from rest_framework.routers import DefaultRouter
 
 from accounts.urls import token_view
 from benchmarks.api import DatasetViewSet, ImportJobViewSet
-from evaluation.api import DatasetCompareView, DatasetReportView, SubmissionViewSet
+from evaluation.api import DatasetCompareView, DatasetPairwiseView, DatasetReportView, SubmissionViewSet
 from humantest.api import TestPlanViewSet
 from inference.api import ModelRunViewSet
 from yardstick import views
@@ -34,6 +34,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/datasets/<int:pk>/report/", DatasetReportView.as_view(), name="dataset-report"),
     path("api/v1/datasets/<int:pk>/compare/", DatasetCompareView.as_view(), name="dataset-compare"),
+    path("api/v1/datasets/<int:pk>/pairwise/", DatasetPairwiseView.as_view(), name="dataset-pairwise"),
     path("api/v1/", include(router.urls)),
     path("api/v1/auth/token/", token_view, name="api-token"),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),

@@ -264,3 +264,34 @@ def test_the_overlap_list_names_the_units_only_one_row_missed_with_both_answers(
     assert both_right.count("card overlap-unit") == 4
     assert client.get(url, {**query, "column": "Event AD"}).status_code == 404  # not right/wrong
     assert client.get(url, {**query, "kind": "nobody"}).status_code == 404
+
+
+def test_every_pair_is_exported_and_served_by_the_api_once_a_worker_has_it(two_rows, client, monkeypatch):
+    from rest_framework.test import APIClient
+
+    from evaluation import tasks
+    from tests.factories import make_user
+
+    queued = []
+    monkeypatch.setattr(tasks.compute_pairwise, "delay", lambda *args: queued.append(args))
+    researcher = make_user("rita", "researcher")
+    client.force_login(researcher)
+    api = APIClient()
+    api.force_authenticate(researcher)
+    waiting = client.get(f"/datasets/{two_rows.pk}/report/pairwise.csv")
+    assert waiting.status_code == 202 and "ask again" in waiting.content.decode()
+    assert api.get(f"/api/v1/datasets/{two_rows.pk}/pairwise/").json() == {"status": "computing"}
+    assert len(queued) == 1
+    tasks.compute_pairwise(*queued[0])
+    csv_text = client.get(f"/datasets/{two_rows.pk}/report/pairwise.csv").content.decode()
+    event = next(
+        line for line in csv_text.splitlines() if line.startswith("Oracle,Weak,Event,Acc,event,,12,")
+    )
+    assert ",McNemar exact,8,0," in event
+    latex = client.get(f"/datasets/{two_rows.pk}/report/pairwise.tex").content.decode()
+    assert "Event Acc & Oracle & Weak & 12 & +0.667 [" in latex
+    data = api.get(f"/api/v1/datasets/{two_rows.pk}/pairwise/").json()
+    assert data["status"] == "ready" and data["resamples"] == 1000
+    assert {(pair["a"], pair["b"], pair["group"]) for pair in data["pairs"] if "n" in pair} == {
+        ("Oracle", "Weak", "Event")
+    }
