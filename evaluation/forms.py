@@ -15,7 +15,9 @@ class SubmissionForm(forms.Form):
         label="Answers by", choices=Submission.Producer.choices, initial=Submission.Producer.MODEL
     )
     setting = forms.ChoiceField(required=False)
-    variant = forms.ChoiceField(help_text="The released evaluator's rules, or the paper's.")
+    variant = forms.ChoiceField(
+        help_text="How the file is scored: official follows the released evaluator (see docs/metrics.md)."
+    )
     file = forms.FileField(
         help_text="The predictions in the benchmark's format (see docs/metrics.md).",
         validators=[check_upload_size],

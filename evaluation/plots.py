@@ -58,7 +58,8 @@ def group_summaries(submission: Summarised, path: Sequence[str]) -> Mapping[str,
 
 
 def draw(plot: BreakdownPlot, submissions: Sequence[Summarised]) -> str | None:
-    """One declared plot over the submissions it concerns; None when there is nothing to show."""
+    """One declared plot over the submissions it concerns; None when there is nothing to show (no
+    submission, or none with a value of the plotted metric)."""
     chosen = [s for s in submissions if plot.setting is None or s.setting == plot.setting]
     if not chosen:
         return None
@@ -77,6 +78,11 @@ def draw(plot: BreakdownPlot, submissions: Sequence[Summarised]) -> str | None:
         ]
         for submission in chosen
     }
+    # A submission without the metric in any group (scored under another variant, say) is left
+    # out rather than drawn as zeros.
+    series = {name: values for name, values in series.items() if any(value is not None for value in values)}
+    if not series:
+        return None
     return grouped_bars(plot.title, labels, series, plot.ylabel or plot.metric)
 
 

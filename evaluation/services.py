@@ -150,6 +150,24 @@ def submit_predictions(
     return submission
 
 
+#: How a submission of a given origin is scored again (`rescore`): an app whose rows are not
+#: scored from their stored answers alone registers its own (the human tests score trials).
+RESCORERS: dict[str, Any] = {}
+
+
+def register_rescorer(origin: str, rescore_function) -> None:
+    RESCORERS[origin] = rescore_function
+
+
+def rescore(submission: Submission) -> Submission:
+    """Score a stored submission again with the metric code as it is now (after a metric change:
+    a new variant, a new summary key); the answers are not touched."""
+    rescorer = RESCORERS.get(submission.origin, score_submission)
+    rescorer(submission)
+    submission.refresh_from_db()
+    return submission
+
+
 def score_submission(submission: Submission) -> Submission:
     """(Re)score a submission: per-unit rows onto its predictions, the summary onto itself.
 

@@ -15,3 +15,11 @@ class HumantestConfig(AppConfig):
             signals.delete_session_submission, sender=TestSession, dispatch_uid="humantest.session"
         )
         pre_delete.connect(signals.delete_pooled_submission, sender=TestPlan, dispatch_uid="humantest.plan")
+
+        # Testers' rows are scored from their trials, not from the stored answers alone.
+        from evaluation.models import Submission
+        from evaluation.services import register_rescorer
+        from humantest.scoring import rescore_pooled_submission, rescore_session_submission
+
+        register_rescorer(Submission.Origin.TEST_SESSION, rescore_session_submission)
+        register_rescorer(Submission.Origin.TEST_PLAN, rescore_pooled_submission)

@@ -195,3 +195,17 @@ def summarize_plan(plan: TestPlan) -> Submission | None:
         pool=pool, members=plan.sessions.exclude(submission=None).values_list("submission_id", flat=True)
     )
     return evaluation.store_summary(submission=pool, scored=scored)
+
+
+def rescore_session_submission(submission: Submission) -> None:
+    """`evaluation.services.rescore` for a tester's row: their finished trials scored again."""
+    session = TestSession.objects.select_related("plan__dataset").filter(submission=submission).first()
+    if session is not None:
+        summarize_session(session)
+
+
+def rescore_pooled_submission(submission: Submission) -> None:
+    """`evaluation.services.rescore` for a plan's pooled row: every tester's trials scored again."""
+    plan = TestPlan.objects.select_related("dataset").filter(pooled_submission=submission).first()
+    if plan is not None:
+        summarize_plan(plan)

@@ -8,6 +8,7 @@ from typing import Any
 
 from benchmarks.clevrref.formats import referred_objects
 from benchmarks.spec import (
+    OFFICIAL,
     BenchmarkSpec,
     BreakdownPlot,
     Choice,
@@ -20,12 +21,26 @@ from benchmarks.spec import (
 )
 
 DEMO_IMAGES = 40
+#: The metric's second variant (evaluation.metrics.clevrref.FULL_RESOLUTION).
+FULL_RESOLUTION = "full-resolution"
+
+
+def scored_under(variant: str):
+    """Rows scored under `variant` (each row says which): a column of one variant never takes the
+    per-expression values of the other, nor of rows scored before rows said it."""
+    return lambda row: row.get("variant") == variant
 
 
 class ClevrRefSpec(BenchmarkSpec):
     name = "clevrref"
     title = "CLEVR-Ref+"
     aliases = ("clevr-ref+", "clevr-ref", "clevrref+")
+    # Segmentation as the released IEP-Ref scorer computes it (320x320, sum, resize, truncate), or
+    # Yardstick's earlier union IoU at full resolution; detection is the same in both.
+    variants = (
+        Choice(OFFICIAL, "official (released evaluator, 320×320)"),
+        Choice(FULL_RESOLUTION, "full resolution (480×320 union IoU)"),
+    )
     formats_module = "benchmarks.clevrref.formats"
     unit_id_field = "refexp_index"
     unit_id_type = int
@@ -40,7 +55,12 @@ class ClevrRefSpec(BenchmarkSpec):
     )
     # Categories (k-Relate, AND, OR, Same) are whatever the scored expressions hold.
     plots = (
-        BreakdownPlot("Mean IoU by expression category", ("by_category",), "mean_iou", ylabel="mean IoU"),
+        BreakdownPlot(
+            "Cumulative IoU (official) by expression category",
+            ("by_category",),
+            "official_cumulative_iou",
+            ylabel="cumulative IoU",
+        ),
     )
 
     # --- the catalog ---------------------------------------------------------------------------
@@ -79,16 +99,19 @@ class ClevrRefSpec(BenchmarkSpec):
         predictions = [
             {**answer, "refexp_index": self.unit_id_type(key)} for key, answer in task.answers.items()
         ]
-        return metric.score(task.records, task.scenes, predictions)
+        return metric.score(task.records, task.scenes, predictions, variant=task.variant)
 
     def score_files(self, files: ScoringFiles):
         from evaluation.metrics import clevrref as metric
 
-        return metric.score_file(files.ground_truth, files.scenes, files.predictions)
+        return metric.score_file(files.ground_truth, files.scenes, files.predictions, variant=files.variant)
 
     # --- reports -------------------------------------------------------------------------------
 
     def report_columns(self) -> list[Column]:
+        """Detection (one definition), then segmentation under each variant in its own group: a
+        row shows the group of the variant it was scored under and – in the other. The official
+        variant has no mean IoU (the released code computes none)."""
         return [
             Column(
                 "Detection",
@@ -98,9 +121,32 @@ class ClevrRefSpec(BenchmarkSpec):
                 "detected",
                 lambda row: row.get("single"),
             ),
-            Column("Segmentation", "mean IoU", "", ("overall", "mean_iou"), "mask_iou", proportion=False),
             Column(
-                "Segmentation", "cumulative IoU", "", ("overall", "cumulative_iou"), None, proportion=False
+                "Segmentation (official 320×320)",
+                "cumulative IoU",
+                "",
+                ("overall", "official_cumulative_iou"),
+                None,
+                scored_under(OFFICIAL),
+                proportion=False,
+            ),
+            Column(
+                "Segmentation (full resolution)",
+                "mean IoU",
+                "",
+                ("overall", "full_resolution_mean_iou"),
+                "mask_iou",
+                scored_under(FULL_RESOLUTION),
+                proportion=False,
+            ),
+            Column(
+                "Segmentation (full resolution)",
+                "cumulative IoU",
+                "",
+                ("overall", "full_resolution_cumulative_iou"),
+                None,
+                scored_under(FULL_RESOLUTION),
+                proportion=False,
             ),
         ]
 

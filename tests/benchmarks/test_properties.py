@@ -157,7 +157,10 @@ VALID_PREDICTIONS = {
         ]
     },
     "cric": [{"question_id": "q1", "answer": "knife", "object": 3, "program_outputs": [[1, 2], [3]]}],
-    "clevrref": [{"refexp_index": 0, "box": [1, 2, 30, 40], "mask": "0 10 5 100"}],
+    "clevrref": [
+        {"refexp_index": 0, "box": [1, 2, 30, 40], "mask": "0 10 5 100"},
+        {"refexp_index": 1, "box": [1, 2, 0, -4], "mask": "0 10 5 100", "mask_size": [320, 320]},
+    ],
 }
 
 

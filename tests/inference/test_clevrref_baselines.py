@@ -48,7 +48,7 @@ def demo(tmp_path_factory):
     return files, demo_units(files.refexps_file, files.scenes_file, files.images_dir)
 
 
-def score(files, units, predictions):
+def score(files, units, predictions, variant="official"):
     data = SPEC.write_predictions(
         [(unit.id, prediction) for unit, prediction in zip(units, predictions, strict=True)]
     )
@@ -56,7 +56,7 @@ def score(files, units, predictions):
     assert [record["refexp_index"] for record in parsed] == [int(unit.id) for unit in units]
     assert all("box" in record and "mask" in record for record in parsed)
     return SPEC.score_files(
-        ScoringFiles(files.refexps_file.read_bytes(), data, files.scenes_file.read_bytes())
+        ScoringFiles(files.refexps_file.read_bytes(), data, files.scenes_file.read_bytes(), variant=variant)
     ).summary
 
 
@@ -66,7 +66,10 @@ def test_the_executor_finds_every_referred_object(demo):
     overall = summary["overall"]
     assert overall["count"] == len(units) >= 30
     assert overall["detection_count"] > 0
-    assert overall["detection_accuracy"] == overall["mean_iou"] == overall["cumulative_iou"] == 1.0
+    assert overall["detection_accuracy"] == overall["official_cumulative_iou"] == 1.0
+    # Its full-resolution masks are resized like the ground truth, and score 1 at full resolution too.
+    overall = score(files, units, run("executor", units), variant="full-resolution")["overall"]
+    assert overall["full_resolution_mean_iou"] == overall["full_resolution_cumulative_iou"] == 1.0
 
 
 def test_several_referred_objects_get_their_union_box_and_mask(demo):
@@ -119,4 +122,4 @@ def test_a_random_object_repeats_with_its_seed_and_scores_low(demo):
         assert prediction["box"] in [list(box) for box in unit.scene["obj_bbox"].values()]
     summary = score(files, units, first)
     assert summary["overall"]["detection_accuracy"] < 0.6
-    assert summary["overall"]["mean_iou"] < 0.6
+    assert summary["overall"]["official_cumulative_iou"] < 0.6
