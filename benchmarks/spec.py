@@ -98,7 +98,8 @@ class Column:
     `summary_path`: where the value sits in the summary. `item_key`: the per-item value whose
     spread gives the interval (None: the summary value alone). `item_filter`: which per-item
     rows count. Accuracies (`proportion`) get Wilson intervals; means get normal ones, clipped
-    to [0, upper_bound].
+    to [0, upper_bound]. `optional`: left out of a table whose rows have no value for it in
+    their summaries (the figures of a metric variant no row was scored under).
     """
 
     group: str
@@ -110,6 +111,7 @@ class Column:
     proportion: bool = True
     lower_is_better: bool = False
     upper_bound: float | None = 1.0
+    optional: bool = False
 
 
 @dataclass(frozen=True)

@@ -81,8 +81,17 @@ def build_table(
     `keep_units`: recompute every cell on these scoring units only (the items that passed a
     validation, say) -- see `kept_cell`.
     """
-    columns = spec.report_columns()
     grouped = row_groups(spec, submissions)
+    columns = [
+        column
+        for column in spec.report_columns()
+        if not column.optional
+        or any(
+            summary_value(by_setting[column.setting].summary, column.summary_path) is not None
+            for by_setting in grouped.values()
+            if column.setting in by_setting
+        )
+    ]
     rows = []
     parameters: dict[str, dict[str, Any]] = {}
     for (producer, label), by_setting in sorted(
@@ -137,6 +146,13 @@ def row_parameters(submission: Any) -> dict[str, Any]:
     return {**metric, "produced_by": made} if made else metric
 
 
+def summary_value(summary: Any, path: Sequence[str]) -> Any:
+    """The value at `path` in a submission's summary; None where the path leads nowhere."""
+    for key in path:
+        summary = summary.get(key) if isinstance(summary, dict) else None
+    return summary
+
+
 def cell_for(column: Column, submission: ScoredSubmission, *, from_rows: bool = False) -> Cell:
     """A cell's value from the summary (or, `from_rows`, the mean of the per-unit values) with its
     interval from the per-unit values."""
@@ -144,9 +160,7 @@ def cell_for(column: Column, submission: ScoredSubmission, *, from_rows: bool = 
     if from_rows:
         value: Any = sum(values) / len(values) if values else None
     else:
-        value = submission.summary
-        for key in column.summary_path:
-            value = value.get(key) if isinstance(value, dict) else None
+        value = summary_value(submission.summary, column.summary_path)
     if value is None:
         return Cell(None)
     if column.item_key is None:

@@ -749,6 +749,10 @@ def test_the_report_shows_each_number_under_its_variant():
     svg = draw(plot, rows)
     assert "model (official)" in svg and "model (full-resolution)" not in svg
     assert draw(plot, rows[1:]) is None
+    # A variant no row was scored under is left out of the table (the demo: official only).
+    official_only = build_table(spec, rows[:1])
+    assert [(column.group, column.label) for column in official_only.columns] == headers[:2]
+    assert [cell.value for cell in official_only.rows[0].cells] == [None, 1.0]
 
 
 def test_the_score_command_takes_the_variant_and_keeps_intersections_and_unions(tmp_path):
