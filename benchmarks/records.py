@@ -15,8 +15,9 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import IO, Any, TypeVar
 
+import ijson
 import orjson
 
 #: How many record errors a FormatError message spells out before summarising the rest.
@@ -355,6 +356,62 @@ def load_json_lines(data: bytes, *, source: str) -> list[tuple[str, Any]]:
     return values
 
 
+#: Bytes read at a time from a streamed file.
+STREAM_CHUNK = 1 << 20
+
+
+def first_byte(stream: IO[bytes]) -> bytes:
+    """The first byte that is not white space (b"" for an empty file); the stream is rewound."""
+    start = stream.tell()
+    while chunk := stream.read(4096):
+        stripped = chunk.lstrip()
+        if stripped:
+            stream.seek(start)
+            return stripped[:1]
+    stream.seek(start)
+    return b""
+
+
+def stream_json_list(stream: IO[bytes], *, source: str, what: str) -> Iterator[tuple[str, Any]]:
+    """The elements of a file that is one JSON list, parsed one at a time (ijson's C parser), as
+    ("record N", value) pairs: memory holds one record, not the document. A file that is not a
+    list, or JSON that breaks off, raises FormatError where the reader finds it, so a caller that
+    writes as it reads must do so in a transaction it can roll back."""
+    if first_byte(stream) != b"[":
+        raise FormatError(
+            [RecordError("file", "top level", f"expected a JSON list of {what}")], source=source
+        )
+    index = 0
+    try:
+        for index, value in enumerate(ijson.items(stream, "item", use_float=True, buf_size=STREAM_CHUNK)):
+            yield f"record {index}", value
+    except ijson.JSONError as error:
+        raise FormatError(
+            [RecordError(f"after record {index}", f"byte {stream.tell()}", f"not valid JSON: {error}")],
+            source=source,
+        ) from None
+
+
+def stream_json_lines(stream: IO[bytes], *, source: str) -> Iterator[tuple[str, Any]]:
+    """JSON Lines parsed one line at a time, as ("line N", value) pairs; blank lines are skipped.
+    Every bad line is reported (FormatError at the end of the file), as `load_json_lines` does."""
+    errors = RecordErrors()
+    for number, line in enumerate(stream, start=1):
+        if not line.strip():
+            continue
+        try:
+            value = orjson.loads(line)
+        except orjson.JSONDecodeError as error:
+            errors.append(
+                RecordError(f"line {number}", f"column {error.colno}", f"not valid JSON: {error.msg}")
+            )
+            continue
+        if not errors:
+            yield f"line {number}", value
+    if errors:
+        raise FormatError(errors, source=source)
+
+
 def iter_converted(
     labelled: Iterable[tuple[str, Any]],
     convert: Callable[[Any, RecordChecker], Converted | None],
@@ -412,10 +469,13 @@ class PreparedFile:
     """
 
     meta: dict[str, Any]
-    labelled: list[tuple[str, Any]]
+    #: The records with their labels: a list, or an iterator reading them from a file as they
+    #: are asked for (`streamed`; their number is then known only at the end).
+    labelled: Iterable[tuple[str, Any]]
     convert: Callable[[Any, RecordChecker], CatalogRecord | None]
     #: The official name of the field holding a record's id, for duplicate-id errors.
     id_field: str = "id"
+    streamed: bool = False
 
 
 def parse_prepared(prepared: PreparedFile, *, source: str) -> ParsedFile:

@@ -17,7 +17,7 @@ import zipfile
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import BinaryIO
+from typing import IO, BinaryIO
 
 import orjson
 from django.conf import settings
@@ -58,7 +58,7 @@ def no_progress(stage: str, done: int, total: int) -> None:
 def import_dataset(
     *,
     benchmark: str,
-    data: bytes,
+    data: bytes | IO[bytes],
     name: str,
     split: str = "",
     version: str = "1",
@@ -74,6 +74,12 @@ def import_dataset(
 
     Raises FormatError listing every bad record, or ImportRefused; in both cases nothing changed.
     `images_label` names the images in messages (default: the folder's path).
+
+    `data` is the file's bytes or an open binary file (seekable). From a file, a format that can
+    (`prepare_stream`: CRIC's JSON list, TRANCE's JSON Lines) is read one record at a time while
+    the rows are written, so memory holds a record and a batch of rows, not the document
+    (perf/results/import_cric.md); with scenes or images every record is needed first, and the
+    file is read whole.
     """
     spec = registry.get(benchmark)
     benchmark, module = spec.name, spec.formats
@@ -89,10 +95,21 @@ def import_dataset(
         raise ImportRefused(f"{spec.title} has no separate scenes file")
 
     progress("checking records", 0, 0)
-    prepared = module.prepare(data, source=source)
-    total = len(prepared.labelled)
-    if not total:
-        raise ImportRefused(f"{source or 'the file'} holds no records")
+    stream = None if isinstance(data, bytes | bytearray | memoryview) else data
+    if (
+        stream is not None
+        and scenes_data is None
+        and images_dir is None
+        and hasattr(module, "prepare_stream")
+    ):
+        prepared = module.prepare_stream(stream, source=source)
+        total = 0  # counted as the records are written
+        progress = streamed_progress(progress, stream)
+    else:
+        prepared = module.prepare(stream.read() if stream is not None else data, source=source)
+        total = len(prepared.labelled)
+        if not total:
+            raise ImportRefused(f"{source or 'the file'} holds no records")
     errors = RecordErrors()
     scenes_meta: dict = {}
     scenes: list[SceneRecord] = []
@@ -136,7 +153,7 @@ def import_dataset(
                 shutil.rmtree(folder, ignore_errors=True)
                 copy_media(files, folder, progress)
             scene_ids = save_scenes(dataset, scenes)
-            units = save_items(
+            count, units = save_items(
                 dataset,
                 records,
                 scene_ids,
@@ -147,15 +164,35 @@ def import_dataset(
             )
             if errors:
                 raise FormatError(errors, source=source)
-            if units != total:
-                dataset.unit_count = units
-                dataset.save(update_fields=["unit_count"])
+            if not count:
+                raise ImportRefused(f"{source or 'the file'} holds no records")
+            if (count, units) != (dataset.item_count, dataset.unit_count):
+                dataset.item_count, dataset.unit_count = count, units
+                dataset.save(update_fields=["item_count", "unit_count"])
     except BaseException:
         if folder is not None:
             shutil.rmtree(folder, ignore_errors=True)
         raise
-    progress("done", total, total)
+    progress("done", dataset.item_count, dataset.item_count)
     return dataset
+
+
+def streamed_progress(progress: ProgressCallback, stream: IO[bytes]) -> ProgressCallback:
+    """Progress of a file read as it is written: megabytes read of the file's size, since the
+    number of records is known only at the end."""
+    start = stream.tell()
+    size = stream.seek(0, 2) - start
+    stream.seek(start)
+    megabyte = 1 << 20
+
+    def report(stage: str, done: int, total: int) -> None:
+        if stage == "saving items":
+            read = stream.tell() - start if not stream.closed else size
+            progress("saving items (MB read)", read // megabyte, max(size // megabyte, 1))
+        else:
+            progress(stage, done, total)
+
+    return report
 
 
 def locate_media(
@@ -244,9 +281,9 @@ def save_items(
     errors: list[RecordError],
     total: int,
     progress: ProgressCallback,
-) -> int:
+) -> tuple[int, int]:
     """Insert the items as one stream of rows, reporting progress as they go; returns how many
-    scoring units they hold (`unit_count` of each payload).
+    records were read and how many scoring units they hold (`unit_count` of each payload).
 
     Once `errors` holds anything (records still being checked as they stream), no more rows
     are written, but the remaining records are still read so that every fault gets listed.
@@ -254,11 +291,12 @@ def save_items(
     columns = ("dataset_id", "position", "external_id", "payload", "ground_truth", "media", "scene_id")
     dumps = orjson.dumps
     dataset_id = dataset.pk
-    units = 0
+    units = count = 0
 
     def rows():
-        nonlocal units
+        nonlocal units, count
         for position, record in enumerate(records):
+            count = position + 1
             if position % INSERT_BATCH == 0:
                 progress("saving items", position, total)
             if errors:
@@ -275,8 +313,8 @@ def save_items(
             )
 
     insert_rows(Item, columns, rows())
-    progress("saving items", total, total)
-    return units
+    progress("saving items", count, count)
+    return count, units
 
 
 def export_chunks(dataset: Dataset) -> Iterator[bytes]:
@@ -377,20 +415,21 @@ def run_import_job(job: ImportJob) -> ImportJob:
                     Path(job.images_upload.path), Path(workdir), limit=settings.MAX_UNPACKED_IMAGES_BYTES
                 )
             scenes_data = job.scenes_upload.read() if job.scenes_upload else None
-            dataset = import_dataset(
-                benchmark=job.benchmark,
-                data=job.upload.read(),
-                name=job.name,
-                split=job.split,
-                version=job.version,
-                source=Path(job.upload.name).name,
-                images_dir=images_dir,
-                images_label="the uploaded images",
-                scenes_data=scenes_data,
-                scenes_source=Path(job.scenes_upload.name).name if job.scenes_upload else "",
-                created_by=job.created_by,
-                progress=report,
-            )
+            with job.upload.open("rb") as upload:
+                dataset = import_dataset(
+                    benchmark=job.benchmark,
+                    data=upload,
+                    name=job.name,
+                    split=job.split,
+                    version=job.version,
+                    source=Path(job.upload.name).name,
+                    images_dir=images_dir,
+                    images_label="the uploaded images",
+                    scenes_data=scenes_data,
+                    scenes_source=Path(job.scenes_upload.name).name if job.scenes_upload else "",
+                    created_by=job.created_by,
+                    progress=report,
+                )
     except FormatError as error:
         finish_job(job, status=ImportJob.Status.FAILED, errors=error.summary())
     except (ImportRefused, ValueError, OSError) as error:

@@ -25,7 +25,7 @@ RecordChecker when the fast path finds something wrong, to report exactly what.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import IO, Any
 
 from benchmarks.records import (
     CatalogRecord,
@@ -43,6 +43,7 @@ from benchmarks.records import (
     parse_prepared,
     paused_gc,
     serialize_json_list,
+    stream_json_list,
 )
 
 FILE_DESCRIPTION = (
@@ -204,6 +205,17 @@ def prepare(data: bytes, *, source: str = "") -> PreparedFile:
         )
     return PreparedFile(
         meta={}, labelled=indexed(document), convert=record_to_catalog, id_field="question_id"
+    )
+
+
+def prepare_stream(stream: IO[bytes], *, source: str = "") -> PreparedFile:
+    """As `prepare`, reading the questions one at a time from an open file (bounded memory)."""
+    return PreparedFile(
+        meta={},
+        labelled=stream_json_list(stream, source=source, what="CRIC questions"),
+        convert=record_to_catalog,
+        id_field="question_id",
+        streamed=True,
     )
 
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import IO, Any
 
 from benchmarks.records import (
     CatalogRecord,
@@ -42,6 +42,7 @@ from benchmarks.records import (
     paused_gc,
     serialize_json_lines,
     split_fields,
+    stream_json_lines,
     type_name,
 )
 
@@ -298,6 +299,17 @@ def record_to_catalog(raw: Any, checker: RecordChecker) -> CatalogRecord | None:
 def prepare(data: bytes, *, source: str = "") -> PreparedFile:
     return PreparedFile(
         meta={}, labelled=load_json_lines(data, source=source), convert=record_to_catalog, id_field="idx"
+    )
+
+
+def prepare_stream(stream: IO[bytes], *, source: str = "") -> PreparedFile:
+    """As `prepare`, reading the samples one line at a time from an open file (bounded memory)."""
+    return PreparedFile(
+        meta={},
+        labelled=stream_json_lines(stream, source=source),
+        convert=record_to_catalog,
+        id_field="idx",
+        streamed=True,
     )
 
 

@@ -3,6 +3,7 @@
 import json
 import sys
 from pathlib import Path
+from typing import BinaryIO
 
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
@@ -37,7 +38,7 @@ class Command(BaseCommand):
         except registry.UnknownBenchmark as error:
             raise CommandError(str(error)) from None
         path: Path = options["path"]
-        data = read_file(path)
+        data = open_file(path)  # streamed where the format allows (bounded memory)
         scenes_path: Path | None = options["scenes"]
         scenes_data = read_file(scenes_path) if scenes_path else None
         bar = None
@@ -71,6 +72,7 @@ class Command(BaseCommand):
         except ImportRefused as error:
             raise CommandError(str(error)) from None
         finally:
+            data.close()
             if bar is not None:
                 bar.close()
         summary = dataset_summary(dataset)
@@ -81,6 +83,13 @@ class Command(BaseCommand):
                 f"Imported {summary['items']} items into dataset {dataset.pk} ({dataset})"
                 + ("" if dataset.has_media else ", without images (scoring only)")
             )
+
+
+def open_file(path: Path) -> BinaryIO:
+    try:
+        return path.open("rb")
+    except OSError as error:
+        raise CommandError(f"cannot read {path}: {error.strerror}") from None
 
 
 def read_file(path: Path) -> bytes:
