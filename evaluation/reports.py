@@ -71,6 +71,9 @@ class ScoredSubmission:
     parameters: dict[str, Any] = field(default_factory=dict)
     #: The stored submission's id, where there is one.
     pk: int | None = None
+    #: Cells computed before (`column_key` -> Cell), kept with the submission's version: a table
+    #: takes them instead of reading the per-unit rows again (which are then left empty).
+    cells: dict[str, Cell] | None = None
 
 
 def build_table(
@@ -153,9 +156,23 @@ def summary_value(summary: Any, path: Sequence[str]) -> Any:
     return summary
 
 
+def column_key(column: Column) -> str:
+    return f"{column.group}\x1f{column.label}\x1f{column.setting}"
+
+
+def submission_cells(spec: BenchmarkSpec, submission: ScoredSubmission) -> dict[str, Cell]:
+    """Every report column's cell of one submission (from its summary and per-unit rows): what a
+    table keeps between requests, so that a report reads no per-unit row once they are computed."""
+    return {column_key(column): cell_for(column, submission) for column in spec.report_columns()}
+
+
 def cell_for(column: Column, submission: ScoredSubmission, *, from_rows: bool = False) -> Cell:
     """A cell's value from the summary (or, `from_rows`, the mean of the per-unit values) with its
     interval from the per-unit values."""
+    if submission.cells is not None and not from_rows:
+        known = submission.cells.get(column_key(column))
+        if known is not None:
+            return known
     values = per_item_values(column, submission.item_rows) if column.item_key is not None else []
     if from_rows:
         value: Any = sum(values) / len(values) if values else None

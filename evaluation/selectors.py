@@ -11,7 +11,15 @@ from django.utils import timezone
 
 from benchmarks.models import Dataset, Item
 from evaluation.models import Prediction, Submission
-from evaluation.reports import PRODUCER_ORDER, ScoredSubmission, Table, build_table, compare_rows, row_groups
+from evaluation.reports import (
+    PRODUCER_ORDER,
+    ScoredSubmission,
+    Table,
+    build_table,
+    compare_rows,
+    row_groups,
+    submission_cells,
+)
 from evaluation.services import scoring_units
 
 
@@ -28,16 +36,28 @@ def scored_submissions(dataset: Dataset) -> list[Submission]:
     left out: the pool answers through its members' predictions (see `prediction_rows`). In the
     report's order: models first, Human last.
     """
-    answered = Count("predictions", filter=Q(predictions__answer__isnull=False))
-    pooled_answers = Count("members__predictions", filter=Q(members__predictions__answer__isnull=False))
-    submissions = dataset.submissions.filter(scored_at__isnull=False, pool__isnull=True).exclude(
+    from django.core.cache import cache
+
+    found = dataset.submissions.filter(scored_at__isnull=False, pool__isnull=True).exclude(
         origin=Submission.Origin.TEST_SESSION
     )
-    own = dict(submissions.annotate(answered=answered).values_list("pk", "answered"))
-    through_members = dict(submissions.annotate(answered=pooled_answers).values_list("pk", "answered"))
-    submissions = sorted(submissions, key=lambda s: (PRODUCER_ORDER.get(s.producer, 1), s.name, s.setting))
+    submissions = sorted(found, key=lambda s: (PRODUCER_ORDER.get(s.producer, 1), s.name, s.setting))
+    # How many answered is kept with the submission's version: counting it reads every
+    # prediction row (2.5 million for five rows of 500,000 items).
+    keys = {pk: f"{key}:answered" for pk, key in cell_keys(dataset.spec, submissions).items()}
+    known = cache.get_many(list(keys.values()))
+    missing = [submission.pk for submission in submissions if keys[submission.pk] not in known]
+    if missing:
+        answered = Count("predictions", filter=Q(predictions__answer__isnull=False))
+        pooled_answers = Count("members__predictions", filter=Q(members__predictions__answer__isnull=False))
+        counted = Submission.objects.filter(pk__in=missing)
+        own = dict(counted.annotate(answered=answered).values_list("pk", "answered"))
+        through_members = dict(counted.annotate(answered=pooled_answers).values_list("pk", "answered"))
+        fresh = {keys[pk]: own[pk] + through_members[pk] for pk in missing}
+        cache.set_many(fresh, timeout=CELLS_TIMEOUT_S)
+        known.update(fresh)
     for submission in submissions:
-        submission.answered = own[submission.pk] + through_members[submission.pk]
+        submission.answered = known[keys[submission.pk]]
     return submissions
 
 
@@ -97,19 +117,23 @@ def passed_units(dataset: Dataset) -> set[str] | None:
 
 
 def scored_rows(submissions: list[Submission]) -> list[ScoredSubmission]:
-    rows_by_submission = prediction_rows(submissions)
-    return [
-        ScoredSubmission(
-            producer=submission.producer,
-            name=submission.name,
-            setting=submission.setting,
-            summary=submission.summary,
-            item_rows=rows_by_submission[submission.pk],
-            parameters=submission.parameters if submission.origin == Submission.Origin.MODEL_RUN else {},
-            pk=submission.pk,
-        )
-        for submission in submissions
-    ]
+    rows_by_submission = prediction_rows(submissions) if submissions else {}
+    return [scored_row(submission, rows_by_submission[submission.pk]) for submission in submissions]
+
+
+def scored_row(
+    submission: Submission, item_rows: list[dict], cells: dict[str, Any] | None = None
+) -> ScoredSubmission:
+    return ScoredSubmission(
+        producer=submission.producer,
+        name=submission.name,
+        setting=submission.setting,
+        summary=submission.summary,
+        item_rows=item_rows,
+        parameters=submission.parameters if submission.origin == Submission.Origin.MODEL_RUN else {},
+        pk=submission.pk,
+        cells=cells,
+    )
 
 
 class RowNotFound(LookupError):
@@ -373,10 +397,59 @@ def report_table(
 ) -> Table:
     """The dataset's side-by-side table, with intervals from the stored per-unit rows
     (`submissions`: the dataset's `scored_submissions`, when the caller has them already;
-    `keep_units`: only these units, as `passed_units` gives them)."""
+    `keep_units`: only these units, as `passed_units` gives them).
+
+    Each submission's cells are kept in the cache under its version (its scoring time, a pool's
+    members' too, and the spec's columns): a report reads a submission's per-unit rows once, not
+    on every view (perf/results/compare_rows.md: 300,000 rows read per view before)."""
+    from django.core.cache import cache
+
+    spec = dataset.spec
     submissions = scored_submissions(dataset) if submissions is None else submissions
+    if keep_units is not None:
+        return build_table(spec, scored_rows(submissions), keep_units=keep_units)
+    keys = cell_keys(spec, submissions)
+    known = cache.get_many(list(keys.values()))
+    missing = [submission for submission in submissions if keys[submission.pk] not in known]
+    fresh = {}
+    for row in scored_rows(missing):
+        row.cells = fresh[keys[row.pk]] = submission_cells(spec, row)
+        known[keys[row.pk]] = row.cells
+    if fresh:
+        cache.set_many(fresh, timeout=CELLS_TIMEOUT_S)
     return build_table(
-        dataset.spec,
-        scored_rows(submissions),
-        keep_units=keep_units,
+        spec, [scored_row(submission, [], known[keys[submission.pk]]) for submission in submissions]
     )
+
+
+#: How long a submission's computed cells are kept (found again only under its version).
+CELLS_TIMEOUT_S = 30 * 24 * 3600
+
+
+def cell_keys(spec, submissions: list[Submission]) -> dict[int, str]:
+    """submission -> the cache key of its cells: its scoring time, its pool members' (a pooled
+    row's cells come from their rows), and the spec's columns as declared."""
+    members: dict[int, list[tuple[int, str]]] = {}
+    for pool, pk, scored_at in Submission.objects.filter(pool__in=submissions).values_list(
+        "pool_id", "pk", "scored_at"
+    ):
+        members.setdefault(pool, []).append((pk, str(scored_at)))
+    columns = hashlib_of(
+        [
+            (c.group, c.label, c.setting, c.summary_path, c.item_key, c.proportion, c.upper_bound, c.optional)
+            for c in spec.report_columns()
+        ]
+    )
+    return {
+        submission.pk: "yardstick:cells:"
+        + hashlib_of(
+            (
+                spec.name,
+                columns,
+                submission.pk,
+                str(submission.scored_at),
+                sorted(members.get(submission.pk, [])),
+            )
+        )
+        for submission in submissions
+    }
