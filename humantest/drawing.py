@@ -40,15 +40,59 @@ def spread_evenly(groups: dict[Any, list], count: int, rng: random.Random) -> li
     return chosen
 
 
-def draw_rows(plan: TestPlan, items) -> list[dict[str, Any]]:
+def draw_rows(plan: TestPlan, items, *, position: bool = False) -> list[dict[str, Any]]:
     """Light rows of `items` for drawing: pk, external_id and the fields the benchmark reads."""
     fields = trial_for(plan.dataset.benchmark).draw_fields(plan.balance_by)
-    paths = ["pk", "external_id", *fields.values()]
-    names = ["pk", "external_id", *fields]
+    extra = ["position"] if position else []
+    paths = ["pk", "external_id", *extra, *fields.values()]
+    names = ["pk", "external_id", *extra, *fields]
     return [
         dict(zip(names, values, strict=True))
         for values in items.values_list(*paths).iterator(chunk_size=5000)
     ]
+
+
+#: Above this many items, a random draw without balancing picks positions and reads only those
+#: rows; up to it, reading every light row is as quick and draws from the exact candidate list.
+DIRECT_DRAW_MIN_ITEMS = 50_000
+
+
+def sampled_units(plan: TestPlan, rng: random.Random, count: int) -> list[tuple[dict[str, Any], int]] | None:
+    """`count` random units of a large dataset without reading a row per item: positions are drawn
+    (seeded, without repeats), only those rows are read, and ones a tester may not get (practice
+    items, items the setting cannot show, items without their images) are passed over. None when
+    the dataset is small, or too few drawn positions turn out usable (then every row is read)."""
+    trial = trial_for(plan.dataset.benchmark)
+    items = plan.dataset.items
+    size = plan.dataset.item_count
+    if size <= DIRECT_DRAW_MIN_ITEMS:
+        return None
+    practice = set(plan.practice_items)
+    seen: set[int] = set()
+    chosen: list[tuple[dict[str, Any], int]] = []
+    while len(chosen) < count:
+        want = min(2 * (count - len(chosen)) + 10, size - len(seen))
+        if len(seen) > size // 4 or want <= 0:
+            return None  # mostly unusable items, or more asked for than there are: a full scan
+        batch: list[int] = []
+        while len(batch) < want:
+            position = rng.randrange(size)
+            if position not in seen:
+                seen.add(position)
+                batch.append(position)
+        rows = {
+            row["position"]: row
+            for row in draw_rows(plan, trial.drawable(items.filter(position__in=batch)), position=True)
+        }
+        for position in batch:
+            row = rows.get(position)
+            if row is None or row["external_id"] in practice or not trial.eligible(row, plan.setting):
+                continue
+            parts = trial.parts(row)
+            chosen.append((row, rng.randrange(parts) if parts > 1 else 0))
+            if len(chosen) == count:
+                break
+    return chosen
 
 
 def candidate_units(plan: TestPlan, rng: random.Random) -> list[tuple[dict[str, Any], int]]:
@@ -78,18 +122,25 @@ def draw_units(plan: TestPlan, tester) -> list[tuple[int, int, dict[str, Any]]]:
     """The tester's test items in order: (item pk, part, context), reproducible for plan and tester."""
     trial = trial_for(plan.dataset.benchmark)
     rng = tester_rng(plan, tester)
-    candidates = candidate_units(plan, rng)
     balance = trial.balance_fields.get(plan.balance_by)
-    if plan.draw == TestPlan.Draw.FIXED:
-        units = candidates
-    elif balance is not None and balance.of_items:
-        groups: dict[Any, list] = defaultdict(list)
-        for row, part in candidates:
-            groups[trial.balance_value(row, plan.balance_by, part)].append((row, part))
-        units = spread_evenly(groups, plan.items_per_tester, rng)
-        rng.shuffle(units)
-    else:
-        units = rng.sample(candidates, min(plan.items_per_tester, len(candidates)))
+    by_items = balance is not None and balance.of_items
+    units = None
+    if plan.draw != TestPlan.Draw.FIXED and not by_items:
+        units = sampled_units(plan, rng, plan.items_per_tester)
+        if units is None:
+            rng = tester_rng(plan, tester)  # the full scan draws from the start of the stream
+    if units is None:
+        candidates = candidate_units(plan, rng)
+        if plan.draw == TestPlan.Draw.FIXED:
+            units = candidates
+        elif by_items:
+            groups: dict[Any, list] = defaultdict(list)
+            for row, part in candidates:
+                groups[trial.balance_value(row, plan.balance_by, part)].append((row, part))
+            units = spread_evenly(groups, plan.items_per_tester, rng)
+            rng.shuffle(units)
+        else:
+            units = rng.sample(candidates, min(plan.items_per_tester, len(candidates)))
     if not units:
         raise PlanProblem(f"{plan.dataset} has no items this plan can show")
     contexts = trial.contexts(plan.setting, len(units), plan.balance_by, rng)
