@@ -20,14 +20,13 @@ test: $(VENV)/.test-installed node_modules/.installed system-test lint
 	$(MAKE) --no-print-directory test-sqlite
 	$(MAKE) --no-print-directory test-postgres
 
-# The fault tests run a real Celery worker on a real Redis broker (scripts/test-redis.sh).
+# The fault tests run a real Celery worker on a real Redis broker (scripts/test-redis.sh). Each
+# server is started for the run and stopped after it, pass or fail, unless it was running before.
 test-sqlite: $(VENV)/.test-installed
-	scripts/test-redis.sh start
-	YARDSTICK_TEST_REDIS_URL=$$(scripts/test-redis.sh url) $(PY) -m pytest
+	scripts/test-redis.sh run env YARDSTICK_TEST_REDIS_URL=$$(scripts/test-redis.sh url) $(PY) -m pytest
 
 test-postgres: $(VENV)/.test-installed
-	scripts/test-postgres.sh start
-	DATABASE_URL=$(PG_URL) $(PY) -m pytest -m "not slow"
+	scripts/test-postgres.sh run env DATABASE_URL=$(PG_URL) $(PY) -m pytest -m "not slow"
 
 # Browser tests that also refresh the pictures in docs/screenshots/ (look at them before committing).
 screenshots: $(VENV)/.test-installed node_modules/.installed

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # A throw-away PostgreSQL server for the test suite: `start` prints nothing but makes sure a
-# server listens on 127.0.0.1:$PGPORT with trust auth; `stop` stops it; `url` prints its URL.
+# server listens on 127.0.0.1:$PGPORT with trust auth; `stop` stops it; `url` prints its URL;
+# `status` succeeds if it runs. `run COMMAND...` runs a command with the server up and stops the
+# server afterwards (also on failure or Ctrl-C) if it was not running before: what `make test` does.
 set -euo pipefail
 PGPORT=${YARDSTICK_PGPORT:-54329}
 PGDIR=${YARDSTICK_PGDIR:-/tmp/yardstick-pg-$(id -u)}
@@ -28,9 +30,20 @@ case "${1:-}" in
   stop)
     run_as_owner "$bindir/pg_ctl" -D "$PGDIR/data" -m fast stop >/dev/null 2>&1 || true
     ;;
+  status)
+    run_as_owner "$bindir/pg_ctl" -D "$PGDIR/data" status >/dev/null 2>&1
+    ;;
+  run)
+    shift
+    if ! "$0" status; then
+      "$0" start
+      trap '"$0" stop' EXIT
+    fi
+    "$@"
+    ;;
   url)
     echo "postgres://postgres@127.0.0.1:$PGPORT/yardstick"
     ;;
   *)
-    echo "usage: $0 start|stop|url" >&2; exit 2 ;;
+    echo "usage: $0 start|stop|status|url|run COMMAND..." >&2; exit 2 ;;
 esac

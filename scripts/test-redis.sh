@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # A throw-away Redis server for the tests that run the distributed set-up (a real Celery worker
 # on a Redis broker): `start` makes sure one listens on 127.0.0.1:$REDISPORT, `stop` stops it,
-# `url` prints its URL. Nothing is saved to disk.
+# `url` prints its URL, `status` succeeds if it runs. `run COMMAND...` runs a command with the
+# server up and stops the server afterwards (also on failure or Ctrl-C) if it was not running
+# before: what `make test` does. Nothing is saved to disk.
 set -euo pipefail
 REDISPORT=${YARDSTICK_REDISPORT:-63799}
 REDISDIR=${YARDSTICK_REDISDIR:-/tmp/yardstick-redis-$(id -u)}
@@ -20,9 +22,20 @@ case "${1:-}" in
   stop)
     redis-cli -p "$REDISPORT" shutdown nosave >/dev/null 2>&1 || true
     ;;
+  status)
+    redis-cli -p "$REDISPORT" ping >/dev/null 2>&1
+    ;;
+  run)
+    shift
+    if ! "$0" status; then
+      "$0" start
+      trap '"$0" stop' EXIT
+    fi
+    "$@"
+    ;;
   url)
     echo "redis://127.0.0.1:$REDISPORT"
     ;;
   *)
-    echo "usage: $0 start|stop|url" >&2; exit 2 ;;
+    echo "usage: $0 start|stop|status|url|run COMMAND..." >&2; exit 2 ;;
 esac

@@ -17,6 +17,22 @@ import dj_database_url
 from kombu import Queue
 
 BASE_DIR = Path(__file__).resolve().parent.parent
+if os.environ.get("PYTEST_VERSION") and not os.environ.get("YARDSTICK_VAR_DIR"):
+    # A test run (pytest sets PYTEST_VERSION) keeps its own var/ folder, removed at its end: a
+    # `make run` beside it never takes the tests' tasks from var/celery, nor they its files. The
+    # processes the tests start inherit the variable, and with it the same folder.
+    import atexit
+    import shutil
+    import tempfile
+
+    os.environ["YARDSTICK_VAR_DIR"] = tempfile.mkdtemp(prefix="yardstick-test-var-")
+    _TEST_VAR_OWNER = os.getpid()
+
+    def remove_test_var(folder=os.environ["YARDSTICK_VAR_DIR"]):
+        if os.getpid() == _TEST_VAR_OWNER:  # not in a forked child that happens to run the exit handlers
+            shutil.rmtree(folder, ignore_errors=True)
+
+    atexit.register(remove_test_var)
 VAR_DIR = Path(os.environ.get("YARDSTICK_VAR_DIR", BASE_DIR / "var"))
 
 
