@@ -74,6 +74,12 @@ class Dataset(BenchmarkNamed, models.Model):
         return f"{self.benchmark_title}: {self.name}{split} v{self.version}"
 
     @property
+    def title(self) -> str:
+        """The benchmark and the dataset's name, as page titles and links name it ("TRANCE · demo"):
+        datasets of different benchmarks may share a name."""
+        return f"{self.benchmark_title} · {self.name}"
+
+    @property
     def media_folder(self) -> str:
         """Where this dataset's files live, relative to MEDIA_ROOT."""
         return f"datasets/{self.pk}"

@@ -39,6 +39,18 @@ def dataset_items(dataset: Dataset) -> QuerySet[Item]:
     return dataset.items.order_by("position")
 
 
+def item_neighbours(item: Item) -> dict[str, Any]:
+    """The items before and after `item` in file order (None at either end), and where it stands:
+    `number` (1-based) of `count`."""
+    items = item.dataset.items.values("pk", "external_id")
+    return {
+        "previous": items.filter(position__lt=item.position).order_by("-position").first(),
+        "next": items.filter(position__gt=item.position).order_by("position").first(),
+        "number": item.dataset.items.filter(position__lt=item.position).count() + 1,
+        "count": item.dataset.item_count,
+    }
+
+
 class DatasetNotFound(LookupError):
     """No dataset, or more than one, answers to a reference (the message says which)."""
 

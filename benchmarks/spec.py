@@ -142,6 +142,45 @@ class Region:
         return {"label": self.label, "points": [list(point) for point in self.points]}
 
 
+@dataclass(frozen=True)
+class ItemTable:
+    """A small table on an item's page: column headings and rows of text."""
+
+    columns: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+
+
+@dataclass(frozen=True)
+class ItemSection:
+    """One block of an item's page as its benchmark shows it, in plain text (the page escapes it):
+    facts as (label, text) pairs, numbered lines (steps, a program), a table, a note under it."""
+
+    title: str = ""
+    facts: tuple[tuple[str, str], ...] = ()
+    lines: tuple[str, ...] = ()
+    table: ItemTable | None = None
+    note: str = ""
+    #: Whether the lines are in an order that matters (steps, a program) and are numbered.
+    numbered: bool = True
+
+
+#: How much of a nested value a fact shows before it says to look at the JSON.
+FACT_LENGTH = 240
+
+
+def as_text(value: Any) -> str:
+    """A value as a fact shows it: text as it is, numbers and nested values as compact JSON."""
+    if isinstance(value, str):
+        return value
+    text = json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+    return text if len(text) <= FACT_LENGTH else f"{text[:FACT_LENGTH]}… (the whole value is in the JSON)"
+
+
+def plain_facts(record: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    """Every field of a record as a (label, text) fact, for a benchmark that says no more."""
+    return tuple((str(key).replace("_", " "), as_text(value)) for key, value in record.items())
+
+
 @dataclass
 class DemoData:
     """Demo files a spec generated, ready to import."""
@@ -165,6 +204,12 @@ def one_of(values) -> str:
     """'a', 'a or b', 'a, b or c'."""
     values = list(values)
     return values[0] if len(values) == 1 else f"{', '.join(values[:-1])} or {values[-1]}"
+
+
+def choice_text(choice: Choice, *, empty: str = "empty") -> str:
+    """A choice as a refusal names it: its label as forms show it, then the value to type
+    (“View” ('view'); “–” (no setting) for the empty value)."""
+    return f"“{choice.label}” ({choice.value!r})" if choice.value else f"“{choice.label}” ({empty})"
 
 
 def rectangle(x: float, y: float, width: float, height: float, *, label: str) -> Region:
@@ -239,25 +284,30 @@ class BenchmarkSpec:
     # --- settings and variants -----------------------------------------------------------------
 
     def setting_problem(self, setting: str) -> str | None:
-        """Why `setting` is not one of this benchmark's (None when it is), saying what to choose."""
+        """Why `setting` is not one of this benchmark's (None when it is), saying what to choose:
+        each setting as forms show it, with the value files, commands and the API take beside it."""
         allowed = [choice.value for choice in self.settings]
         if setting in allowed:
             return None
+        choices = one_of(choice_text(choice, empty="no setting") for choice in self.settings)
         if allowed == [""]:
-            return f"{self.title} has no settings: leave the setting empty (got {setting!r})"
-        choices = one_of(value or "none" for value in allowed)
+            return f"{self.title} has no settings: choose {choices}, not {setting!r}"
         if not setting:
-            return f"{self.title} needs a setting: {choices}"
-        return f"{self.title} takes the setting {choices}, not {setting!r}"
+            return f"{self.title} needs a setting: choose {choices}"
+        return f"{self.title} takes the setting {choices}: choose one of them, not {setting!r}"
 
     def setting_label(self, setting: str) -> str:
         return next((choice.label for choice in self.settings if choice.value == setting), setting)
 
     def variant_problem(self, variant: str) -> str | None:
+        """Why `variant` is not one of this benchmark's metric variants, saying what to choose."""
         allowed = [choice.value for choice in self.variants]
         if variant in allowed:
             return None
-        return f"{self.title} has the metric variant {one_of(allowed)}, not {variant!r}"
+        choices = one_of(choice_text(choice) for choice in self.variants)
+        if len(allowed) == 1:
+            return f"{self.title} has the one metric variant {choices}: choose it, not {variant!r}"
+        return f"{self.title} has the metric variants {choices}: choose one of them, not {variant!r}"
 
     # --- the catalog ---------------------------------------------------------------------------
 
@@ -291,8 +341,23 @@ class BenchmarkSpec:
         return ""
 
     def truth_lines(self, ground_truth: dict[str, Any]) -> list[str]:
-        """The ground truth in sentences, for the item's page (empty: the raw JSON says it)."""
+        """The ground truth in sentences, for the item's page (empty: its fields are listed)."""
         return []
+
+    def shown_sections(self, payload: dict[str, Any], scene: dict[str, Any] | None) -> list[ItemSection]:
+        """What people are shown of an item, as its page says it (never the ground truth): by
+        default every field of the payload."""
+        return [ItemSection(facts=plain_facts(payload))]
+
+    def truth_sections(
+        self, payload: dict[str, Any], ground_truth: dict[str, Any], scene: dict[str, Any] | None
+    ) -> list[ItemSection]:
+        """The right answer as the item's page shows it: by default the `truth_lines`, or else
+        every field of the ground truth."""
+        lines = self.truth_lines(ground_truth)
+        if lines:
+            return [ItemSection(lines=tuple(lines))]
+        return [ItemSection(facts=plain_facts(ground_truth))]
 
     # --- scoring -------------------------------------------------------------------------------
 

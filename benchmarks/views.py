@@ -14,7 +14,7 @@ from django.views.generic import DetailView, FormView, ListView, View
 
 from benchmarks.forms import ImportForm
 from benchmarks.models import Dataset, ImportJob
-from benchmarks.selectors import dataset_items, datasets_for, import_jobs_for, job_progress
+from benchmarks.selectors import dataset_items, datasets_for, import_jobs_for, item_neighbours, job_progress
 from benchmarks.services import ImportRefused, export_chunks, fail_lost_jobs, start_import_job
 
 
@@ -64,7 +64,9 @@ class ItemDetailView(PermissionRequiredMixin, DetailView):
         context["regions"] = [region.as_dict() for region in spec.regions(item.ground_truth, scene)]
         # The spec's own SVG, built from validated enumerations only: nothing in it comes from free text.
         context["figure"] = mark_safe(spec.item_figure(item.payload))  # noqa: S308
-        context["truth_lines"] = spec.truth_lines(item.ground_truth)
+        context["shown"] = spec.shown_sections(item.payload, scene)
+        context["truth"] = spec.truth_sections(item.payload, item.ground_truth, scene)
+        context["neighbours"] = item_neighbours(item)
         context["payload_text"] = json.dumps(item.payload, ensure_ascii=False, indent=2)
         context["ground_truth_text"] = json.dumps(item.ground_truth, ensure_ascii=False, indent=2)
         return context

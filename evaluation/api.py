@@ -8,7 +8,6 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.permissions import requires
-from accounts.roles import ADMIN, user_roles
 from benchmarks.records import FormatError
 from benchmarks.selectors import datasets_for
 from benchmarks.spec import OFFICIAL
@@ -23,7 +22,7 @@ from evaluation.selectors import (
     submissions_for,
 )
 from evaluation.serializers import SubmissionSerializer
-from evaluation.services import SubmissionRefused, submit_predictions
+from evaluation.services import SubmissionRefused, owner_problem, submit_predictions
 
 
 class SubmissionViewSet(
@@ -66,15 +65,18 @@ class SubmissionViewSet(
             )
         except FormatError as error:
             raise ValidationError({"file": error.summary()}) from None
-        except (SubmissionRefused, ValueError) as error:
+        except SubmissionRefused as error:
+            raise ValidationError({error.field or "non_field_errors": [str(error)]}) from None
+        except ValueError as error:
             raise ValidationError({"non_field_errors": [str(error)]}) from None
         return Response(self.get_serializer(submission).data, status=status.HTTP_201_CREATED)
 
     def perform_destroy(self, instance):
         # Everybody with the role reads every report; only who made a submission (or an admin)
-        # removes it from them.
-        if instance.created_by_id != self.request.user.pk and ADMIN not in user_roles(self.request.user):
-            raise PermissionDenied("only the researcher who added a submission, or an admin, can delete it")
+        # removes it from them. (An admin may remove a test plan's rows here too; the plan's next
+        # answer makes them again.)
+        if problem := owner_problem(user=self.request.user, submission=instance):
+            raise PermissionDenied(problem)
         instance.delete()
 
 

@@ -33,3 +33,11 @@ class SubmissionForm(forms.Form):
         self.fields["variant"].initial = spec.variants[0].value
         if len(spec.variants) == 1:
             self.fields["variant"].widget = forms.HiddenInput()
+
+
+class RenameForm(forms.Form):
+    name = forms.CharField(
+        max_length=200,
+        label="New name",
+        help_text="The row label in the report; no other submission here may have it.",
+    )

@@ -23,6 +23,11 @@ class Summarised(Protocol):
     summary: Mapping[str, Any]
 
 
+#: Names per line of a plot's legend, and the height each line of it adds to the figure.
+LEGEND_COLUMNS = 3
+LEGEND_ROW_INCHES = 0.22
+
+
 def grouped_bars(
     title: str, groups: Sequence[str], series: dict[str, list[float | None]], ylabel: str
 ) -> str:
@@ -31,7 +36,13 @@ def grouped_bars(
     matplotlib.use("Agg")
     from matplotlib import pyplot
 
-    figure, axes = pyplot.subplots(figsize=(6.4, 3.2), dpi=100)
+    # The legend goes under the axes, never over a bar: a row of up to LEGEND_COLUMNS names per
+    # line, the figure taller by a line for each row.
+    columns = max(min(len(series), LEGEND_COLUMNS), 1)
+    legend_rows = -(-len(series) // columns)
+    figure, axes = pyplot.subplots(
+        figsize=(6.4, 3.2 + LEGEND_ROW_INCHES * legend_rows), dpi=100, layout="constrained"
+    )
     width = 0.8 / max(len(series), 1)
     for offset, (label, values) in enumerate(series.items()):
         positions = [index + offset * width - 0.4 + width / 2 for index in range(len(groups))]
@@ -40,9 +51,9 @@ def grouped_bars(
     axes.set_ylabel(ylabel)
     axes.set_ylim(0, 1)
     axes.set_title(title)
-    axes.legend(fontsize=8, frameon=False)
+    if series:
+        figure.legend(loc="outside lower center", ncols=columns, fontsize=8, frameon=False)
     axes.spines[["top", "right"]].set_visible(False)
-    figure.tight_layout()
     output = io.StringIO()
     figure.savefig(output, format="svg")
     pyplot.close(figure)

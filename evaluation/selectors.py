@@ -166,12 +166,13 @@ def labelled_rows(
 
 
 def submission_versions(dataset: Dataset, submissions: list[Submission]) -> str:
-    """A digest of the submissions' ids and scoring times, their pools' members' too: what a
-    cached computation from their per-unit rows is valid for."""
+    """A digest of the submissions' ids, names (the rows' labels: a renamed row is computed again)
+    and scoring times, their pools' members' too: what a cached computation from their per-unit
+    rows is valid for."""
     members = Submission.objects.filter(pool__in=submissions).values_list("pk", "scored_at")
     versions = sorted(
-        [(submission.pk, str(submission.scored_at)) for submission in submissions]
-        + [(pk, str(scored_at)) for pk, scored_at in members]
+        [(submission.pk, str(submission.scored_at), submission.name) for submission in submissions]
+        + [(pk, str(scored_at), "") for pk, scored_at in members]
     )
     return hashlib.sha256(repr((dataset.pk, versions)).encode()).hexdigest()[:32]
 

@@ -14,8 +14,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Count, Q
 from django.utils import timezone
 
+from accounts.roles import ADMIN, user_roles
 from benchmarks.models import Dataset
 from benchmarks.records import FormatError, RecordError
 from benchmarks.spec import OFFICIAL, ScoringTask
@@ -24,7 +26,12 @@ from evaluation.models import Prediction, Submission
 
 
 class SubmissionRefused(ValueError):
-    """The submission cannot be made or scored on this dataset; nothing was stored."""
+    """The submission cannot be made, scored, renamed or deleted; nothing was changed. `field`
+    names the choice at fault ("name", "setting", "variant"), where one is."""
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
 
 
 @dataclass(frozen=True)
@@ -52,14 +59,55 @@ def scenes_of(dataset: Dataset) -> list[dict[str, Any]]:
     return list(dataset.scenes.order_by("position").values_list("data", flat=True))
 
 
-def check_choices(dataset: Dataset, *, name: str, setting: str, variant: str) -> None:
-    """SubmissionRefused unless the name is given and the setting and variant are the benchmark's."""
+def check_choices(
+    dataset: Dataset, *, name: str, setting: str, variant: str, origin: str = Submission.Origin.UPLOAD
+) -> None:
+    """SubmissionRefused unless the name is given and free (`name_problem`) and the setting and
+    variant are the benchmark's."""
     spec = dataset.spec
-    problem = spec.setting_problem(setting) or spec.variant_problem(variant)
+    if problem := spec.setting_problem(setting):
+        raise SubmissionRefused(problem, field="setting")
+    if problem := spec.variant_problem(variant):
+        raise SubmissionRefused(problem, field="variant")
+    if origin in PLAN_ORIGINS:
+        # A test plan's rows are named by its row label, which the plan's own checks keep free;
+        # a tester starting a test must never be refused for a name.
+        problem = None if name.strip() else NAME_NEEDED
+    else:
+        problem = name_problem(dataset=dataset, name=name, setting=setting)
     if problem:
-        raise SubmissionRefused(problem)
-    if not name.strip():
-        raise SubmissionRefused("a submission needs a name (the row label in reports)")
+        raise SubmissionRefused(problem, field="name")
+
+
+#: Origins whose submissions a test plan makes and names (its pooled row, each tester's).
+PLAN_ORIGINS = (Submission.Origin.TEST_PLAN, Submission.Origin.TEST_SESSION)
+NAME_NEEDED = "a submission needs a name (its row label in the report)"
+
+
+def name_problem(
+    *, dataset: Dataset, name: str, setting: str, excluding: Submission | None = None
+) -> str | None:
+    """Why a submission on `dataset` in `setting` cannot be called `name` (None when it can).
+
+    A report row is named by its submissions: two of one name in one setting would share one row,
+    the one hiding the other. So a name is taken by any submission of the dataset with that name
+    and setting that is a row of its own (a tester's submission, pooled into its plan's row, is not).
+    """
+    name = name.strip()
+    if not name:
+        return NAME_NEEDED
+    taken = Submission.objects.filter(dataset=dataset, name=name, setting=setting, pool__isnull=True).exclude(
+        origin=Submission.Origin.TEST_SESSION
+    )
+    if excluding is not None:
+        taken = taken.exclude(pk=excluding.pk)
+    if not taken.exists():
+        return None
+    where = f" in the setting “{dataset.spec.setting_label(setting)}”" if setting else ""
+    return (
+        f"{dataset.title} already has a submission named {name!r}{where}: choose another name, "
+        "or rename or delete that one on the report page first"
+    )
 
 
 def create_submission(
@@ -75,8 +123,9 @@ def create_submission(
     pool: Submission | None = None,
     created_by=None,
 ) -> Submission:
-    """A new, unscored submission; SubmissionRefused names a setting or variant the benchmark lacks."""
-    check_choices(dataset, name=name, setting=setting, variant=variant)
+    """A new, unscored submission; SubmissionRefused names a setting or variant the benchmark lacks,
+    or a name another submission in that setting has."""
+    check_choices(dataset, name=name, setting=setting, variant=variant, origin=origin)
     return Submission.objects.create(
         dataset=dataset,
         name=name,
@@ -111,7 +160,7 @@ def submit_predictions(
     is refused (SubmissionRefused). In both cases nothing is stored.
     """
     spec = dataset.spec
-    check_choices(dataset, name=name, setting=setting, variant=variant)
+    check_choices(dataset, name=name, setting=setting, variant=variant, origin=origin)
     answers = spec.read_predictions(data, source=source)
     units = {unit.id: unit for unit in scoring_units(dataset)}
     unknown = [key for key in answers if key not in units]
@@ -247,3 +296,80 @@ def join_pool(*, pool: Submission, members: Iterable[int]) -> None:
 
 def delete_submissions(*, ids: Iterable[int]) -> None:
     Submission.objects.filter(pk__in=[pk for pk in ids if pk]).delete()
+
+
+# --- renaming and deleting from the report ------------------------------------------------------
+
+
+def owner_problem(*, user: Any, submission: Submission) -> str | None:
+    """Why `user` may not rename or delete `submission` (None when they may): everybody with the
+    researcher role reads every report, but only who added a submission, or an admin, changes it."""
+    if submission.created_by_id is not None and submission.created_by_id == user.pk:
+        return None
+    if ADMIN in user_roles(user):
+        return None
+    added_by = f" ({submission.created_by.username})" if submission.created_by_id else ""
+    return (
+        f"only the researcher who added {submission.name!r}{added_by}, or an admin, can rename or delete it"
+    )
+
+
+def plan_row_problem(submission: Submission) -> str | None:
+    """Why a submission is not renamed or deleted from the report (None when it is): a test plan's
+    rows are its testers' results, named by the row label the plan was made with and deleted with
+    the plan."""
+    if submission.origin not in PLAN_ORIGINS:
+        return None
+    plan = submission.parameters.get("plan")
+    which = f"test plan {plan}" if plan else "a test plan"
+    return (
+        f"{submission.name!r} is the testers' results of {which}: it is deleted with the plan, from the "
+        "plan's page, and named by the row label the plan was made with"
+    )
+
+
+def change_problem(*, user: Any, submission: Submission) -> str | None:
+    """Why `user` cannot rename or delete `submission` from the report page (None when they can)."""
+    return plan_row_problem(submission) or owner_problem(user=user, submission=submission)
+
+
+def rename_submission(*, submission: Submission, name: str, user: Any) -> Submission:
+    """Give a submission (its report row) another name; SubmissionRefused (nothing changed) when the
+    user may not, or the name is empty or taken in the submission's setting."""
+    if problem := change_problem(user=user, submission=submission):
+        raise SubmissionRefused(problem)
+    if problem := name_problem(
+        dataset=submission.dataset, name=name, setting=submission.setting, excluding=submission
+    ):
+        raise SubmissionRefused(problem, field="name")
+    submission.name = name.strip()
+    submission.save(update_fields=["name"])
+    return submission
+
+
+@dataclass(frozen=True)
+class DeletionEffects:
+    """What deleting a submission takes with it, as the confirmation page says it."""
+
+    #: Per-unit rows (an answer, or none, and its scores), and how many of them hold an answer.
+    predictions: int
+    answered: int
+    #: The model run that made it, which stays (with its prediction file) without a report row.
+    model_run: int | None
+
+
+def deletion_effects(submission: Submission) -> DeletionEffects:
+    rows = submission.predictions.aggregate(
+        predictions=Count("pk"), answered=Count("pk", filter=Q(answer__isnull=False))
+    )
+    run = submission.parameters.get("model_run") if submission.origin == Submission.Origin.MODEL_RUN else None
+    return DeletionEffects(predictions=rows["predictions"], answered=rows["answered"], model_run=run)
+
+
+def delete_submission(*, submission: Submission, user: Any) -> None:
+    """Delete a submission with its answers and per-unit scores (its report row goes with it);
+    SubmissionRefused (nothing deleted) when the user may not."""
+    problem = change_problem(user=user, submission=submission)
+    if problem:
+        raise SubmissionRefused(problem)
+    submission.delete()

@@ -20,4 +20,14 @@ urlpatterns = [
         name="report-pairwise-export",
     ),
     path("<int:pk>/report.<str:extension>", views.ReportExportView.as_view(), name="report-export"),
+    path(
+        "<int:pk>/report/submissions/<int:submission_pk>/rename/",
+        views.SubmissionRenameView.as_view(),
+        name="submission-rename",
+    ),
+    path(
+        "<int:pk>/report/submissions/<int:submission_pk>/delete/",
+        views.SubmissionDeleteView.as_view(),
+        name="submission-delete",
+    ),
 ]

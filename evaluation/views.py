@@ -15,7 +15,8 @@ from django.views.generic import FormView, View
 from benchmarks.records import FormatError
 from benchmarks.selectors import datasets_for
 from evaluation.comparison import ComparisonInputError
-from evaluation.forms import SubmissionForm
+from evaluation.forms import RenameForm, SubmissionForm
+from evaluation.models import Submission
 from evaluation.plots import overlap_plot, report_plots
 from evaluation.reports import (
     comparison_csv,
@@ -37,7 +38,14 @@ from evaluation.selectors import (
     report_table,
     scored_submissions,
 )
-from evaluation.services import SubmissionRefused, submit_predictions
+from evaluation.services import (
+    SubmissionRefused,
+    change_problem,
+    delete_submission,
+    deletion_effects,
+    rename_submission,
+    submit_predictions,
+)
 from evaluation.tasks import current_pairwise
 
 
@@ -73,6 +81,14 @@ class ReportView(PermissionRequiredMixin, FormView):
             for row in table.rows
         ]
         context["submissions"] = submissions
+        user = self.request.user
+        may_change = user.has_perm("evaluation.change_submission") or user.has_perm(
+            "evaluation.delete_submission"
+        )
+        for submission in submissions:
+            # Rename and delete links where this user can use them (their own rows, or any as an
+            # admin; a test plan's row is changed from the plan's page).
+            submission.changeable = may_change and change_problem(user=user, submission=submission) is None
         kept = passed_units(self.dataset)
         if kept is not None:
             passed = report_table(self.dataset, submissions, keep_units=kept)
@@ -109,11 +125,86 @@ class ReportView(PermissionRequiredMixin, FormView):
             for line in error.summary(limit=50):
                 form.add_error("file", line)
             return self.form_invalid(form)
-        except (SubmissionRefused, ValueError) as error:
+        except SubmissionRefused as error:
+            form.add_error(error.field if error.field in form.fields else None, str(error))
+            return self.form_invalid(form)
+        except ValueError as error:
             form.add_error(None, str(error))
             return self.form_invalid(form)
         messages.info(self.request, f"{submission} scored.")
         return redirect("evaluation:report", pk=self.dataset.pk)
+
+
+class SubmissionChangeView(PermissionRequiredMixin, View):
+    """A page that changes one submission of a dataset's report (GET shows it, POST changes it);
+    a submission the user may not change (another researcher's, a test plan's row) is 403 with
+    the reason."""
+
+    template_name = ""
+
+    def submission(self, request, pk: int, submission_pk: int) -> Submission:
+        dataset = get_object_or_404(datasets_for(request.user), pk=pk)
+        return get_object_or_404(
+            dataset.submissions.select_related("dataset", "created_by"), pk=submission_pk
+        )
+
+    def page(self, request, submission: Submission, status: int = 200, **context):
+        problem = change_problem(user=request.user, submission=submission)
+        context = {"dataset": submission.dataset, "submission": submission, "problem": problem, **context}
+        return render(request, self.template_name, context, status=403 if problem else status)
+
+
+class SubmissionRenameView(SubmissionChangeView):
+    permission_required = (
+        "evaluation.view_report",
+        "benchmarks.view_dataset",
+        "evaluation.change_submission",
+    )
+    template_name = "evaluation/submission_rename.html"
+
+    def get(self, request, pk: int, submission_pk: int):
+        submission = self.submission(request, pk, submission_pk)
+        return self.page(request, submission, form=RenameForm(initial={"name": submission.name}))
+
+    def post(self, request, pk: int, submission_pk: int):
+        submission = self.submission(request, pk, submission_pk)
+        form = RenameForm(request.POST)
+        if form.is_valid():
+            old_name = submission.name
+            try:
+                rename_submission(submission=submission, name=form.cleaned_data["name"], user=request.user)
+            except SubmissionRefused as error:
+                if error.field is None:
+                    return self.page(request, submission, form=form)
+                form.add_error("name", str(error))
+            else:
+                messages.info(request, f"{old_name!r} is now called {submission.name!r}.")
+                return redirect("evaluation:report", pk=pk)
+        submission.refresh_from_db()
+        return self.page(request, submission, form=form)
+
+
+class SubmissionDeleteView(SubmissionChangeView):
+    permission_required = (
+        "evaluation.view_report",
+        "benchmarks.view_dataset",
+        "evaluation.delete_submission",
+    )
+    template_name = "evaluation/submission_delete.html"
+
+    def get(self, request, pk: int, submission_pk: int):
+        submission = self.submission(request, pk, submission_pk)
+        return self.page(request, submission, effects=deletion_effects(submission))
+
+    def post(self, request, pk: int, submission_pk: int):
+        submission = self.submission(request, pk, submission_pk)
+        name = submission.name
+        try:
+            delete_submission(submission=submission, user=request.user)
+        except SubmissionRefused:
+            return self.page(request, submission, effects=deletion_effects(submission))
+        messages.info(request, f"{name!r} and its answers and scores were deleted.")
+        return redirect("evaluation:report", pk=pk)
 
 
 class ReportExportView(PermissionRequiredMixin, View):

@@ -14,6 +14,7 @@ from benchmarks.spec import (
     Choice,
     Column,
     DemoData,
+    ItemSection,
     Region,
     ScoringFiles,
     ScoringTask,
@@ -78,6 +79,51 @@ class ClevrRefSpec(BenchmarkSpec):
             for index in referred_objects(ground_truth["program"])
             if str(index + 1) in boxes
         ]
+
+    def shown_sections(self, payload: dict[str, Any], scene: dict[str, Any] | None) -> list[ItemSection]:
+        return [
+            ItemSection(
+                facts=(
+                    ("Expression", str(payload.get("refexp", ""))),
+                    ("Image", str(payload.get("image_filename") or payload.get("image", ""))),
+                ),
+                note="Testers see the image with every object boxed and click the objects the expression refers to.",
+            )
+        ]
+
+    def truth_sections(
+        self, payload: dict[str, Any], ground_truth: dict[str, Any], scene: dict[str, Any] | None
+    ) -> list[ItemSection]:
+        """The objects referred to, described from the scene, and the program that finds them."""
+        from evaluation.metrics.clevrref import expression_category
+
+        scene_objects = (scene or {}).get("objects", [])
+
+        def described(index: int) -> str:
+            if not 0 <= index < len(scene_objects):
+                return f"object {index}"
+            obj = scene_objects[index]
+            words = " ".join(str(obj.get(key, "")) for key in ("size", "color", "material", "shape"))
+            return f"object {index} ({' '.join(words.split())})"
+
+        def outputs(value: Any) -> str:
+            if isinstance(value, list):
+                return ", ".join(map(str, value)) or "nothing"
+            return str(value)
+
+        program = ground_truth.get("program") or []
+        facts = [
+            ("Refers to", ", ".join(described(index) for index in referred_objects(program)) or "nothing"),
+            ("Category", expression_category(ground_truth)),
+        ]
+        if ground_truth.get("template_filename"):
+            facts.append(("Template", str(ground_truth["template_filename"])))
+        lines = tuple(
+            " ".join([str(step.get("type", "?")), *map(str, step.get("value_inputs") or [])])
+            + f" → {outputs(step.get('_output'))}"
+            for step in program
+        )
+        return [ItemSection(facts=tuple(facts)), ItemSection("Program", lines=lines)]
 
     # --- scoring -------------------------------------------------------------------------------
 

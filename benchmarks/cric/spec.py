@@ -13,9 +13,11 @@ from benchmarks.spec import (
     Choice,
     Column,
     DemoData,
+    ItemSection,
     Region,
     ScoringFiles,
     ScoringTask,
+    as_text,
     rectangle,
 )
 
@@ -61,6 +63,77 @@ class CricSpec(BenchmarkSpec):
             for target in ground_truth.get("target", [])
             if target in objects
         ]
+
+    def shown_sections(self, payload: dict[str, Any], scene: dict[str, Any] | None) -> list[ItemSection]:
+        return [
+            ItemSection(
+                facts=(
+                    ("Question", str(payload.get("question", ""))),
+                    ("Question type", str(payload.get("question_type", ""))),
+                ),
+                note=(
+                    "Testers see the image with every object boxed (no names), type the answer and "
+                    "choose the object it is about."
+                ),
+            )
+        ]
+
+    def truth_sections(
+        self, payload: dict[str, Any], ground_truth: dict[str, Any], scene: dict[str, Any] | None
+    ) -> list[ItemSection]:
+        """The answer and the objects it is about, the program that finds them, and the scene-graph
+        facts and commonsense it rests on; objects named as the scene graph names them."""
+        names = {
+            obj.get("object_id"): (obj.get("names") or ["object"])[0]
+            for obj in (scene or {}).get("objects", [])
+        }
+
+        def named(object_id: Any) -> str:
+            return f"{names[object_id]} {object_id}" if object_id in names else str(object_id)
+
+        def objects(ids: Any) -> str:
+            if not isinstance(ids, list):
+                return as_text(ids)
+            if len(ids) > 6:
+                return f"{len(ids)} objects"
+            return ", ".join(named(object_id) for object_id in ids) or "nothing"
+
+        facts = [
+            ("Answer", as_text(ground_truth.get("answer", ""))),
+            ("About", objects(ground_truth.get("target"))),
+        ]
+        if ground_truth.get("wrong_part"):
+            facts.append(("Wrong part", str(ground_truth["wrong_part"])))
+        program = tuple(
+            f"{step.get('function', '?')} {', '.join(map(str, step.get('text_input') or []))}".rstrip()
+            + f" → {objects(step.get('output'))}"
+            for step in ground_truth.get("program", [])
+        )
+        sub_graph = ground_truth.get("sub_graph") or {}
+        evidence = tuple(
+            [
+                f"{named(fact[0])} {fact[1]} {named(fact[2])}"
+                if isinstance(fact, list) and len(fact) == 3
+                else as_text(fact)
+                for fact in sub_graph.get("relations", [])
+            ]
+            + [
+                f"{named(fact[0])} is {fact[1]}"
+                if isinstance(fact, list) and len(fact) == 2
+                else as_text(fact)
+                for fact in sub_graph.get("attributes", [])
+            ]
+            + [
+                " ".join(map(str, item["triplet"]))
+                if isinstance(item, dict) and "triplet" in item
+                else as_text(item)
+                for item in sub_graph.get("knowledge_items", [])
+            ]
+        )
+        sections = [ItemSection(facts=tuple(facts)), ItemSection("Program", lines=program)]
+        if evidence:
+            sections.append(ItemSection("Facts and knowledge it rests on", lines=evidence, numbered=False))
+        return sections
 
     # --- scoring -------------------------------------------------------------------------------
 

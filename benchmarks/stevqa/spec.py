@@ -12,6 +12,8 @@ from benchmarks.spec import (
     Choice,
     Column,
     DemoData,
+    ItemSection,
+    ItemTable,
     Region,
     ScoringFiles,
     ScoringTask,
@@ -24,6 +26,13 @@ DEMO_IMAGES = 40
 
 def in_language(code: str):
     return lambda row: row.get("lang") == code
+
+
+def corners(evidence: Any) -> str:
+    """An evidence quadrilateral as its four corners, "(x1, y1) (x2, y2) ..."; "–" without one."""
+    if not isinstance(evidence, list) or len(evidence) != 8:
+        return "–"
+    return " ".join(f"({evidence[index]}, {evidence[index + 1]})" for index in range(0, 8, 2))
 
 
 class SteVqaSpec(BenchmarkSpec):
@@ -82,6 +91,46 @@ class SteVqaSpec(BenchmarkSpec):
             Region(str(pair.get("answer", "")), tuple(quad_points(pair["evidence"])))
             for pair in pairs
             if len(pair.get("evidence") or []) == 8
+        ]
+
+    def shown_sections(self, payload: dict[str, Any], scene: dict[str, Any] | None) -> list[ItemSection]:
+        """The questions on the image, each with the id predictions answer it by."""
+        if "questions" in payload:
+            ids = payload.get("question_ids") or range(len(payload["questions"]))
+            rows = tuple(
+                (str(question_id), str(question))
+                for question_id, question in zip(ids, payload["questions"], strict=False)
+            )
+        else:
+            rows = ((str(payload.get("question_id", "")), str(payload.get("question", ""))),)
+        return [
+            ItemSection(
+                "Questions",
+                table=ItemTable(("Question id", "Question"), rows),
+                note=(
+                    "Testers are asked one question at a time on the image, type the answer and click the "
+                    "four corners of the text they read it from."
+                ),
+            )
+        ]
+
+    def truth_sections(
+        self, payload: dict[str, Any], ground_truth: dict[str, Any], scene: dict[str, Any] | None
+    ) -> list[ItemSection]:
+        """Each question's answer and the corners of its evidence, as outlined on the image."""
+        rows = tuple(
+            (
+                str(record.get("question_id", "")),
+                str(record.get("question", "")),
+                str(record.get("answer", "")),
+                corners(record.get("evidence")),
+            )
+            for record in question_records(payload, ground_truth)
+        )
+        return [
+            ItemSection(
+                table=ItemTable(("Question id", "Question", "Answer", "Evidence (x, y corners)"), rows)
+            )
         ]
 
     # --- scoring -------------------------------------------------------------------------------

@@ -14,6 +14,8 @@ from benchmarks.spec import (
     Column,
     DemoData,
     DemoPlan,
+    ItemSection,
+    ItemTable,
     ScoringFiles,
     ScoringTask,
 )
@@ -27,6 +29,15 @@ CAMERA_LABELS = {"Camera_Left": "Left", "Camera_Center": "Center", "Camera_Right
 
 def length_groups() -> tuple[Choice, ...]:
     return tuple(Choice(length, f"{length} step" + ("s" if length != "1" else "")) for length in LENGTHS)
+
+
+def position(obj: dict[str, Any]) -> str:
+    x, y = obj["position"]
+    return f"({x}, {y})"
+
+
+def describe_object(obj: dict[str, Any]) -> str:
+    return f"{obj['size']} {obj['color']} {obj['material']} {obj['shape']} at {position(obj)}"
 
 
 class TranceSpec(BenchmarkSpec):
@@ -84,6 +95,44 @@ class TranceSpec(BenchmarkSpec):
                 value = f"{value[0]} {value[1]}" + (f" ({step['type']})" if step.get("type") else "")
             lines.append(f"object {step['obj_idx']}: {step['attr']} → {value}")
         return lines
+
+    def shown_sections(self, payload: dict[str, Any], scene: dict[str, Any] | None) -> list[ItemSection]:
+        """The initial objects as the trial's table lists them."""
+        objects = payload["initial"]["objects"]
+        return [
+            ItemSection(
+                "Initial objects",
+                table=ItemTable(
+                    ("#", "Colour", "Material", "Shape", "Size", "Position (x, y)"),
+                    tuple(
+                        (str(index), obj["color"], obj["material"], obj["shape"], obj["size"], position(obj))
+                        for index, obj in enumerate(objects)
+                    ),
+                ),
+                note=(
+                    "Testers see the initial scene from the Center camera, the final scene from the camera "
+                    "the setting gives (Center, or one of the three in View), the top view and this table."
+                ),
+            )
+        ]
+
+    def truth_sections(
+        self, payload: dict[str, Any], ground_truth: dict[str, Any], scene: dict[str, Any] | None
+    ) -> list[ItemSection]:
+        """The steps in order, and each object they change, before and after."""
+        initial = payload["initial"]["objects"]
+        final = ground_truth.get("final_objects") or []
+        changed = tuple(
+            (str(index), describe_object(before), describe_object(after))
+            for index, (before, after) in enumerate(zip(initial, final, strict=False))
+            if before != after
+        )
+        sections = [ItemSection("Steps", lines=tuple(self.truth_lines(ground_truth)))]
+        if changed:
+            sections.append(
+                ItemSection("Objects that change", table=ItemTable(("#", "Initial", "Final"), changed))
+            )
+        return sections
 
     # --- scoring -------------------------------------------------------------------------------
 

@@ -55,12 +55,26 @@ def test_every_spec_declares_what_the_apps_ask(name):
 
 
 def test_setting_messages_say_what_to_choose():
-    assert registry.get("trance").setting_problem("") == "TRANCE needs a setting: basic, event or view"
-    assert registry.get("cric").setting_problem("event") == (
-        "CRIC has no settings: leave the setting empty (got 'event')"
+    """A refusal names each choice as the form shows it, with the value to type beside it."""
+    trance, cric, stevqa = (registry.get(name) for name in ("trance", "cric", "stevqa"))
+    assert trance.setting_problem("") == (
+        "TRANCE needs a setting: choose “Basic” ('basic'), “Event” ('event') or “View” ('view')"
     )
-    assert (
-        registry.get("cric").variant_problem("paper") == "CRIC has the metric variant official, not 'paper'"
+    assert trance.setting_problem("mono") == (
+        "TRANCE takes the setting “Basic” ('basic'), “Event” ('event') or “View” ('view'): "
+        "choose one of them, not 'mono'"
+    )
+    assert cric.setting_problem("event") == "CRIC has no settings: choose “–” (no setting), not 'event'"
+    assert stevqa.setting_problem("view") == (
+        "STE-VQA takes the setting “–” (no setting), “monolingual” ('mono') or “bilingual” ('bi'): "
+        "choose one of them, not 'view'"
+    )
+    assert cric.variant_problem("paper") == (
+        "CRIC has the one metric variant “official (released evaluator)” ('official'): choose it, not 'paper'"
+    )
+    assert stevqa.variant_problem("best") == (
+        "STE-VQA has the metric variants “official (released evaluator)” ('official') or “paper” ('paper'): "
+        "choose one of them, not 'best'"
     )
 
 

@@ -65,7 +65,7 @@ def test_report_shows_models_and_human_side_by_side_with_exports(page, screensho
 
     cookies = {cookie["name"]: cookie["value"] for cookie in page.context.cookies()}
     for extension in ("csv", "tex"):
-        href = page.locator(f"a:has-text('{'CSV' if extension == 'csv' else 'LaTeX'}')").get_attribute("href")
+        href = page.locator(f"a[href$='/report.{extension}']").get_attribute("href")
         request = urllib.request.Request(
             live_server.url + href, headers={"Cookie": f"sessionid={cookies['sessionid']}"}
         )

@@ -52,7 +52,7 @@ def test_researcher_imports_with_images_and_sees_the_items(page, screenshot, ste
     expect(row).to_contain_text("STE-VQA")
     expect(row.locator("td.num")).to_have_text("3")
     screenshot("dataset-list")
-    row.locator("a").click()
+    row.get_by_role("link", name="street signs", exact=True).click()
 
     expect(page.locator("h1")).to_contain_text("street signs")
     cards = page.locator(".item-card")

@@ -100,7 +100,9 @@ def test_a_bad_prediction_file_is_refused_naming_record_and_field_and_stores_not
     assert "idx 0" in text and "obj_idx" in text
     with pytest.raises(FormatError, match="prediction 7: idx: no such idx in TRANCE: trance"):
         submit_predictions(dataset=dataset, name="bad", setting="event", data=orjson.dumps({"7": []}))
-    with pytest.raises(SubmissionRefused, match="TRANCE takes the setting basic, event or view, not 'mono'"):
+    with pytest.raises(
+        SubmissionRefused, match="TRANCE takes the setting “Basic” .*: choose one of them, not 'mono'"
+    ):
         submit_predictions(dataset=dataset, name="bad", setting="mono", data=b"{}")
     assert not Submission.objects.exists() and not Prediction.objects.exists()
 

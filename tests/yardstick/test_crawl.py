@@ -270,6 +270,12 @@ def test_no_page_fails_for_any_role(busy_site):
     researcher = " ".join(reached["rita"])
     for part in ("/items/", "/report/", "report.csv", "trials.csv", "/test/plans/", "/import/", "/media/"):
         assert part in researcher, part
+    # And a submission's rename and delete pages: asking (GET) changes nothing.
+    for action in ("rename", "delete"):
+        assert any(
+            "/report/submissions/" in url and url.endswith(f"/{action}/") and status == 200
+            for url, status in reached["rita"].items()
+        ), action
     admin_pages = [url for url in reached["ada"] if url.startswith("/admin/")]
     assert any(
         url.startswith("/admin/benchmarks/importjob/") and url.endswith("/change/") for url in admin_pages
