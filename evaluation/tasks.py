@@ -52,12 +52,15 @@ def current_pairwise(dataset) -> dict | None:
 @shared_task(acks_late=True, reject_on_worker_lost=True)
 def compute_pairwise(dataset_pk: int, key: str) -> None:
     from benchmarks.models import Dataset
-    from evaluation.selectors import pairwise_report
+    from evaluation.selectors import pairwise_report, report_table
 
     try:
         dataset = Dataset.objects.filter(pk=dataset_pk).first()
         if dataset is not None:
             pairwise_report(dataset)
+            # The report's own cells, kept under the same versions: the page that polls for the
+            # table then reads no per-unit row either.
+            report_table(dataset)
     except Exception:
         # pairwise_report keeps the error for the page to show; retrying would fail the same way.
         logger.exception("the table of every pair of dataset %s could not be computed", dataset_pk)
