@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from django import forms
 from django.contrib.auth import get_user_model
@@ -8,31 +9,71 @@ from django.contrib.auth import get_user_model
 from accounts.roles import TESTER
 from benchmarks import registry
 from benchmarks.selectors import datasets_for
+from benchmarks.spec import BenchmarkSpec
 from humantest import plans
 from humantest.models import PLAN_CHOICES, TestPlan
-from humantest.trials import trial_for
+from humantest.trials import BenchmarkTrial, trial_for
 
 
-def setting_choices() -> list[tuple[str, str]]:
-    """Every benchmark's settings, labelled with the benchmark (the dataset decides which apply)."""
-    choices = [("", "–")]
-    for spec in registry.specs():
-        if spec.trial:
-            offered = trial_for(spec.name).offers
-            choices += [
-                (c.value, f"{spec.title} {c.label}") for c in spec.settings if c.value and offered(c.value)
-            ]
-    return choices
+def trial_specs() -> list[tuple[BenchmarkSpec, BenchmarkTrial]]:
+    """Every benchmark people can be tested on, with its trial."""
+    return [(spec, trial_for(spec.name)) for spec in registry.specs() if spec.trial]
 
 
-def balance_choices() -> list[tuple[str, str]]:
-    fields = {
-        (name, field.label)
-        for spec in registry.specs()
-        if spec.trial
-        for name, field in trial_for(spec.name).balance_fields.items()
-    }
-    return [("", "No balancing"), *sorted(fields)]
+def setting_choices() -> list[tuple[str, list[tuple[str, str]]]]:
+    """The settings people can be tested in, grouped by benchmark (the dataset decides which
+    group applies: the form's script shows that one only, the plan's rules refuse the others)."""
+    return [
+        (spec.title, [(choice.value, choice.label) for choice in trial.offered_settings()])
+        for spec, trial in trial_specs()
+    ]
+
+
+def balance_choices() -> list[tuple[str, Any]]:
+    """What a draw can be balanced by, grouped by benchmark, after "No balancing"."""
+    return [
+        ("", "No balancing"),
+        *[
+            (spec.title, [(name, field.label) for name, field in trial.balance_fields.items()])
+            for spec, trial in trial_specs()
+            if trial.balance_fields
+        ],
+    ]
+
+
+class DatasetSelect(forms.Select):
+    """The dataset list; each option names its benchmark in `data-benchmark` (for plan_form.js)."""
+
+    def create_option(self, name, value, label, selected, index, subindex=None, attrs=None):
+        option = super().create_option(name, value, label, selected, index, subindex=subindex, attrs=attrs)
+        dataset = getattr(value, "instance", None)
+        if dataset is not None:
+            option["attrs"]["data-benchmark"] = dataset.benchmark
+        return option
+
+
+class ByBenchmarkSelect(forms.Select):
+    """Options grouped under benchmark titles; each grouped option carries `data-benchmark` (and
+    `data-setting`, the setting it needs, where it needs one), so that plan_form.js can show only
+    the chosen dataset's benchmark's options."""
+
+    def __init__(self, attrs=None, *, balancing: bool = False):
+        super().__init__(attrs)
+        self.balancing = balancing  # the options are ways to balance (BalanceField names)
+
+    def optgroups(self, name, value, attrs=None):
+        groups = super().optgroups(name, value, attrs)
+        by_title = {spec.title: (spec, trial) for spec, trial in trial_specs()}
+        for title, options, _ in groups:
+            if title not in by_title:
+                continue
+            spec, trial = by_title[title]
+            for option in options:
+                option["attrs"]["data-benchmark"] = spec.name
+                field = trial.balance_fields.get(option["value"]) if self.balancing else None
+                if field is not None and field.setting:
+                    option["attrs"]["data-setting"] = field.setting
+        return groups
 
 
 class IdListField(forms.CharField):
@@ -52,8 +93,10 @@ class TestPlanForm(forms.ModelForm):
     """A plan's choices. `clean` names every broken plan rule beside its field, together with the
     fields' own errors; `plans.create_test_plan`, which the view calls, keeps the same rules."""
 
-    setting = forms.ChoiceField(choices=setting_choices, required=False)
-    balance_by = forms.ChoiceField(choices=balance_choices, required=False)
+    setting = forms.ChoiceField(choices=setting_choices, required=False, widget=ByBenchmarkSelect)
+    balance_by = forms.ChoiceField(
+        choices=balance_choices, required=False, widget=ByBenchmarkSelect(balancing=True)
+    )
     practice_items = IdListField(
         required=False, help_text="Item ids shown as practice, with the answer after each."
     )
@@ -65,7 +108,9 @@ class TestPlanForm(forms.ModelForm):
         model = TestPlan
         fields = list(PLAN_CHOICES)
         labels = {"time_limit_s": "Time limit (seconds)", "items_per_tester": "Items per tester"}
+        help_texts = {"dataset": "The settings and balancing offered below follow its benchmark."}
         widgets = {
+            "dataset": DatasetSelect,
             "testers": forms.CheckboxSelectMultiple,
             "brief": forms.Textarea(attrs={"rows": 3}),
             "guidance": forms.Textarea(attrs={"rows": 2}),

@@ -12,8 +12,9 @@ from typing import Any
 
 from django.db import transaction
 
+from benchmarks.spec import one_of
 from humantest.models import PLAN_CHOICES, TestPlan
-from humantest.trials import NoTrial, trial_for
+from humantest.trials import BenchmarkTrial, NoTrial, trial_for
 
 
 class PlanRefused(ValueError):
@@ -35,7 +36,6 @@ def plan_problems(
     row_label: str = "Human",
 ) -> dict[str, str]:
     """What is wrong with a plan's choices, by field (empty when it can be created)."""
-    spec = dataset.spec
     try:
         trial = trial_for(dataset.benchmark)
     except NoTrial as problem:
@@ -43,12 +43,8 @@ def plan_problems(
     problems: dict[str, str] = {}
     if setting_problem := trial.setting_problem(setting):
         problems["setting"] = setting_problem
-    balance = trial.balance_fields.get(balance_by)
-    if balance_by and balance is None:
-        offered = ", ".join(trial.balance_fields) or "nothing"
-        problems["balance_by"] = f"{spec.title} items can be balanced by {offered}, not {balance_by!r}"
-    elif balance is not None and balance.setting and setting != balance.setting:
-        problems["balance_by"] = f"balancing by {balance.label.lower()} needs the setting {balance.setting!r}"
+    if balance_problem := balance_by_problem(trial, balance_by, setting):
+        problems["balance_by"] = balance_problem
     if dataset_problem := trial.dataset_problem(dataset):
         problems["dataset"] = dataset_problem
     known = set(
@@ -67,6 +63,32 @@ def plan_problems(
             f"another plan on {dataset} already reports its testers as {row_label!r}: choose another row label"
         )
     return problems
+
+
+def balance_by_problem(trial: BenchmarkTrial, balance_by: str, setting: str) -> str | None:
+    """Why a plan of this benchmark in `setting` cannot balance by `balance_by`, saying what to
+    choose instead (None when it can). Fields are named as the form shows them, with the value
+    the API takes beside each."""
+    if not balance_by:
+        return None
+    title = trial.spec.title
+    balance = trial.balance_fields.get(balance_by)
+    if balance is None:
+        usable = [
+            f"“{field.label}” ({name!r})"
+            for name, field in trial.balance_fields.items()
+            if not field.setting or field.setting == setting
+        ]
+        if not usable:
+            return f"{title} items cannot be balanced here: choose “No balancing”, not {balance_by!r}"
+        return f"{title} items can be balanced by {one_of(usable)}: choose one of them or “No balancing”, not {balance_by!r}"
+    if balance.setting and setting != balance.setting:
+        needed = trial.spec.setting_label(balance.setting)
+        return (
+            f"balancing by “{balance.label}” needs the setting “{needed}” ({balance.setting!r}): "
+            f"choose that setting, or another balancing"
+        )
+    return None
 
 
 def create_test_plan(*, created_by, testers: Iterable[Any] = (), **choices: Any) -> TestPlan:
@@ -93,3 +115,11 @@ def create_test_plan(*, created_by, testers: Iterable[Any] = (), **choices: Any)
         plan.save()
         plan.testers.set(testers)
     return plan
+
+
+def delete_test_plan(plan: TestPlan) -> None:
+    """Delete a plan with everything made for it: its testers' sessions and trials (cascaded) and
+    their rows in the evaluation report, each tester's and the pooled one (humantest/signals.py).
+    All or nothing."""
+    with transaction.atomic():
+        plan.delete()

@@ -9,7 +9,8 @@ from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, F, Q, QuerySet
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from benchmarks.models import Item
@@ -67,6 +68,25 @@ def plans_for_researcher(user: Any) -> QuerySet[TestPlan]:
     return TestPlan.objects.none()
 
 
+def what_deleting_takes(plan: TestPlan) -> dict[str, Any]:
+    """What deleting `plan` removes with it, for the confirmation page: its testers' sessions and
+    trials, each tester's row and the pooled row in the dataset's evaluation report."""
+    sessions = list(plan.sessions.select_related("tester", "submission").order_by("tester__username"))
+    trials = Trial.objects.filter(session__plan=plan)
+    return {
+        "sessions": sessions,
+        "unfinished": [
+            session.tester.username
+            for session in sessions
+            if session.status not in (TestSession.Status.BRIEF, TestSession.Status.FINISHED)
+        ],
+        "trials": trials.count(),
+        "finished_tests": trials.filter(phase=Trial.Phase.TEST, status__in=FINISHED).count(),
+        "tester_rows": [session for session in sessions if session.submission is not None],
+        "pooled": plan.pooled_submission,
+    }
+
+
 def sessions_for_tester(user: Any) -> list[dict[str, Any]]:
     """Every plan the tester is invited to, with their session's progress (None before starting)."""
     sessions = {
@@ -107,12 +127,17 @@ def figures_of(
 
 
 def history(user: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The tester's finished trials (newest first) and totals per plan setting."""
+    """The tester's finished trials, newest first, and totals per benchmark and setting.
+
+    A trial ends when it is answered, or at its deadline when it times out: `ended_at`, which the
+    page shows and orders by (ordering by answered_at alone put timed-out trials, which have none,
+    below every answered one on SQLite and above them all on PostgreSQL)."""
     trials = (
         Trial.objects.filter(session__tester=user, status__in=FINISHED)
         .select_related("session__plan__dataset", "item")
         .defer(*ITEM_BULK)
-        .order_by("-answered_at", "-served_at")
+        .annotate(ended_at=Coalesce("answered_at", "deadline", "served_at"))
+        .order_by(F("ended_at").desc(nulls_last=True), "-pk")
     )
     rows = []
     totals: dict[tuple[str, str], dict[str, Any]] = {}

@@ -10,6 +10,7 @@ urlpatterns = [
     path("plans/", views.plan_list, name="plan-list"),
     path("plans/new/", views.plan_new, name="plan-new"),
     path("plans/<int:pk>/", views.plan_results, name="plan-results"),
+    path("plans/<int:pk>/delete/", views.plan_delete, name="plan-delete"),
     re_path(r"^plans/(?P<pk>\d+)/trials\.(?P<fmt>csv|json)$", views.plan_export, name="plan-export"),
     path("plans/<int:plan_pk>/start/", views.start, name="start"),
     path("sessions/<int:pk>/", views.session_page, name="session"),

@@ -18,13 +18,13 @@ from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.templatetags.static import static
 from django.urls import reverse
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_http_methods, require_POST
 
 from humantest import clock, selectors, sessions
 from humantest.drawing import PlanProblem
 from humantest.forms import TestPlanForm
 from humantest.models import TestPlan, TestSession, Trial
-from humantest.plans import PlanRefused, create_test_plan
+from humantest.plans import PlanRefused, create_test_plan, delete_test_plan
 from humantest.scoring import unit_for
 from humantest.tasks import schedule_pooled
 from humantest.trials import AnswerRefused, trial_for
@@ -256,6 +256,10 @@ def plan_new(request):
     return render(request, "humantest/plan_form.html", {"form": form, "power": power_planning(request.GET)})
 
 
+def counted(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
 def power_planning(query) -> dict:
     """How many items a paired comparison of people and a model needs (Connor's formula for
     McNemar's test), from the accuracies the researcher expects; the form's side card."""
@@ -282,6 +286,12 @@ def power_planning(query) -> dict:
     return result
 
 
+def balance_label(plan: TestPlan) -> str:
+    """What the plan's draw is balanced by, as the form named it ("Number of transformations")."""
+    field = trial_for(plan.dataset.benchmark).balance_fields.get(plan.balance_by)
+    return field.label if field else plan.balance_by
+
+
 @permission_required("humantest.view_results", raise_exception=True)
 def plan_results(request, pk: int):
     plan = get_object_or_404(selectors.plans_for_researcher(request.user), pk=pk)
@@ -306,7 +316,37 @@ def plan_results(request, pk: int):
     return render(
         request,
         "humantest/plan_results.html",
-        {"plan": plan, **results, "flagged": flagged, "validate_flagged": validate_flagged},
+        {
+            "plan": plan,
+            **results,
+            "flagged": flagged,
+            "validate_flagged": validate_flagged,
+            "balance_label": balance_label(plan),
+        },
+    )
+
+
+@permission_required("humantest.delete_testplan", raise_exception=True)
+@require_http_methods(["GET", "POST"])
+def plan_delete(request, pk: int):
+    """GET: what deleting the plan takes with it, and a button; POST: delete it (a plan the
+    researcher cannot see is a 404, as on its page)."""
+    plan = get_object_or_404(selectors.plans_for_researcher(request.user), pk=pk)
+    if request.method == "POST":
+        taken = selectors.what_deleting_takes(plan)
+        name, dataset = plan.name, str(plan.dataset)
+        delete_test_plan(plan)
+        gone = (
+            f"; its row “{taken['pooled'].name}” is gone from {dataset}’s report" if taken["pooled"] else ""
+        )
+        messages.success(
+            request,
+            f"Test plan “{name}” deleted with {counted(len(taken['sessions']), 'tester session')} "
+            f"and {counted(taken['trials'], 'trial')}{gone}.",
+        )
+        return redirect("humantest:plan-list")
+    return render(
+        request, "humantest/plan_delete.html", {"plan": plan, **selectors.what_deleting_takes(plan)}
     )
 
 

@@ -24,7 +24,7 @@ from typing import Any
 from django.db.models import Func, IntegerField, QuerySet
 
 from benchmarks.records import RecordChecker, RecordError
-from benchmarks.spec import BenchmarkSpec, ScoringTask
+from benchmarks.spec import BenchmarkSpec, Choice, ScoringTask, choice_text, one_of
 from evaluation.metrics.scored import Scored
 
 
@@ -112,14 +112,27 @@ class BenchmarkTrial:
     def offers(self, setting: str) -> bool:
         return self.settings is None or setting in self.settings
 
+    def offered_settings(self) -> list[Choice]:
+        """The benchmark's settings people can be tested in, as (value, label) choices."""
+        return [choice for choice in self.spec.settings if self.offers(choice.value)]
+
     def setting_problem(self, setting: str) -> str | None:
-        """Why a plan cannot use `setting` (None when it can)."""
-        if problem := self.spec.setting_problem(setting):
-            return problem
-        if not self.offers(setting):
-            named = " or ".join(value or "none" for value in self.settings or ())
-            return f"people are tested on {self.spec.title} in the setting {named} only"
-        return None
+        """Why a plan cannot use `setting` (None when it can), saying what to choose instead: the
+        benchmark's own refusal when people are tested in all of its settings, else the settings
+        they are tested in (as the plan form shows them, with the value the API takes)."""
+        offered = self.offered_settings()
+        if setting in [choice.value for choice in offered]:
+            return None
+        if len(offered) == len(self.spec.settings):
+            return self.spec.setting_problem(setting)
+        label = self.spec.setting_label(setting)
+        asked = f"“{label}” ({setting!r})" if label != setting else repr(setting)
+        if [choice.value for choice in offered] == [""]:
+            return f"people are tested on {self.spec.title} without a setting: choose “–” (no setting), not {asked}"
+        names = one_of(choice_text(choice, empty="no setting") for choice in offered)
+        return (
+            f"people are tested on {self.spec.title} in the setting {names}: choose one of them, not {asked}"
+        )
 
     def dataset_problem(self, dataset: Any) -> str | None:
         """Why testers cannot be shown this dataset at all (None when they can)."""

@@ -32,7 +32,7 @@ export function mount(form, view, hooks) {
     hooks.touched();
   }
 
-  const picker = boxPicker(layer, view.candidates, { label, number, width: size.width, toggle });
+  const picker = boxPicker(layer, view.candidates, { label, number, size, toggle });
   form.querySelector("#clear").addEventListener("click", () => {
     chosen.clear();
     refresh();
@@ -68,7 +68,7 @@ export function mount(form, view, hooks) {
         if (yours.includes(candidate.id)) picture.layer.append(rect(candidate.box, { class: "candidate chosen" }));
       }
       for (const box of result.truth.boxes) if (box.box) picture.layer.append(rect(box.box, { class: "truth" }));
-      picture.layer.append(...numberTags(view.candidates, number, size.width));
+      picture.layer.append(...numberTags(view.candidates, number, size));
       const iou = result.result ? result.result.mask_iou : null;
       const facts = make("dl", { class: "facts", id: "compare" }, [
         make("dt", { text: "Right objects" }),

@@ -37,10 +37,10 @@ export function mount(form, view, hooks) {
 
   // The scene graph gives the image's size; without it, the image's own size once loaded.
   const size = { width: view.width, height: view.height };
-  const picker = boxPicker(layer, view.candidates, { label, number, width: size.width, toggle: choose });
+  const picker = boxPicker(layer, view.candidates, { label, number, size, toggle: choose });
   showImage(image, layer, view.image, size.width && size.height ? size : null, (natural) => {
     Object.assign(size, natural);
-    picker.sizeTags(size.width);
+    picker.placeTags(size);
   });
 
   noButton.addEventListener("click", () => {
@@ -90,7 +90,7 @@ export function mount(form, view, hooks) {
         if (mine) picture.layer.append(rect(mine.box, { class: "candidate chosen" }));
       }
       for (const box of truth.boxes) picture.layer.append(rect(box.box, { class: "truth" }));
-      picture.layer.append(...numberTags(view.candidates, number, size.width));
+      picture.layer.append(...numberTags(view.candidates, number, size));
       const noGrounding = truth.target.length === 0 || (VERIFY_TYPES.includes(view.question_type) && truth.answer === "no");
       const rightObject = noGrounding ? "no object" : truth.target.map(label).join(" or ");
       const rows = [

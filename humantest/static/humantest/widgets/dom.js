@@ -19,9 +19,10 @@ export function rect(box, attributes) {
   return svg("rect", { x, y, width, height, ...attributes });
 }
 
-// An object's number in the top-left corner of its box.
-export function tag(box, number, size) {
-  return make("text", { class: "tag", x: box[0] + 3, y: box[1] + 2, "font-size": size, text: number }, [], SVG);
+// An object's number, centred on the point [x, y] (see picker.js's placeTags for where).
+export function tag([x, y], number, size) {
+  const attributes = { class: "tag", x, y, "font-size": size, "text-anchor": "middle", "dominant-baseline": "central" };
+  return make("text", { ...attributes, text: number }, [], SVG);
 }
 
 // Larger boxes first, so a small object in front of a large one stays clickable.

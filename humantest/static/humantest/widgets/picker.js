@@ -25,17 +25,79 @@ export function showImage(image, layer, src, size, loaded) {
 // The font size of the objects' numbers, in image pixels: larger for a larger image.
 export const tagSize = (width) => Math.max(11, Math.round((width || 0) / 40));
 
-// Each candidate's number, `number(id)`, in the top-left corner of its box, in scene order.
-export function numberTags(candidates, number, width) {
-  return candidates.map((candidate) => tag(candidate.box, number(candidate.id), tagSize(width)));
+// The rectangle a number takes, [x, y, width, height] in image pixels, estimated from its font
+// size generously (bold digits are about 0.7 em wide, a line about 1.2 em high, plus the outline).
+const tagExtent = (text, fontSize) => [text.length * 0.72 * fontSize + 4, 1.25 * fontSize];
+
+const overlap = (a, b) =>
+  Math.max(0, Math.min(a[0] + a[2], b[0] + b[2]) - Math.max(a[0], b[0])) *
+  Math.max(0, Math.min(a[1] + a[3], b[1] + b[3]) - Math.max(a[1], b[1]));
+
+// Whether cost `a` comes before `b`, compared element by element.
+function cheaper(a, b) {
+  const index = a.findIndex((value, i) => value !== b[i]);
+  return index !== -1 && a[index] < b[index];
+}
+
+// Where each candidate's number goes, so that no number hides another: at a corner of its own
+// box, inside it or just outside, whichever comes first in that order among the places that stay
+// in the image, overlap no number placed before and cross the fewest other boxes (a number over
+// another box reads as that box's). Numbers are placed in scene order. Returns, per candidate,
+// { id, text, center: [x, y], rect: [x, y, width, height] } (image pixels; `size` is
+// { width, height }, either of which may be unknown yet).
+export function placeTags(candidates, number, size) {
+  const fontSize = tagSize(size.width);
+  const imageWidth = size.width || Infinity;
+  const imageHeight = size.height || Infinity;
+  const placed = [];
+  return candidates.map((candidate) => {
+    const text = String(number(candidate.id));
+    const [w, h] = tagExtent(text, fontSize);
+    const [x, y, bw, bh] = candidate.box;
+    const corners = [
+      [x + 1, y + 1], // inside: top left, top right, bottom left, bottom right
+      [x + bw - w - 1, y + 1],
+      [x + 1, y + bh - h - 1],
+      [x + bw - w - 1, y + bh - h - 1],
+      [x, y - h - 1], // outside: above, then below, then beside
+      [x + bw - w, y - h - 1],
+      [x, y + bh + 1],
+      [x + bw - w, y + bh + 1],
+      [x - w - 1, y],
+      [x + bw + 1, y],
+      [x - w - 1, y + bh - h],
+      [x + bw + 1, y + bh - h],
+    ];
+    let best = null;
+    corners.forEach(([left, top], rank) => {
+      // A place partly out of the image is moved into it (a box at the image's edge).
+      const rect = [Math.min(Math.max(left, 0), imageWidth - w), Math.min(Math.max(top, 0), imageHeight - h), w, h];
+      const hidden = placed.reduce((sum, other) => sum + overlap(rect, other), 0);
+      const crossed = candidates.filter((other) => other !== candidate && overlap(rect, other.box) > 0).length;
+      const cost = [hidden, crossed, rank];
+      if (best === null || cheaper(cost, best.cost)) best = { rect, cost };
+    });
+    placed.push(best.rect);
+    const [left, top] = best.rect;
+    return { id: candidate.id, text, center: [left + w / 2, top + h / 2], rect: best.rect };
+  });
+}
+
+// Each candidate's number (`number(id)`), placed so that none hides another (placeTags).
+// `size`: the image's { width, height }, or its width alone.
+export function numberTags(candidates, number, size) {
+  if (typeof size !== "object" || size === null) size = { width: size };
+  const fontSize = tagSize(size.width);
+  return placeTags(candidates, number, size).map((place) => tag(place.center, place.text, fontSize));
 }
 
 // The objects' boxes as toggle buttons in `layer`, with their numbers on top: one rect per
 // candidate, larger boxes first so that a small object in front of a large one stays clickable,
 // named `label(id)`, reachable with Tab; a click, Enter or Space calls `toggle(id)`.
 // Returns rects (id to rect), mark(isChosen) to show which are chosen, close() to end the
-// choosing (no more toggles or Tab stops) and sizeTags(width) for an image width learnt later.
-export function boxPicker(layer, candidates, { label, number, width, toggle }) {
+// choosing (no more toggles or Tab stops) and placeTags(size) to place the numbers again for an
+// image size ({ width, height }) learnt later.
+export function boxPicker(layer, candidates, { label, number, size, toggle }) {
   const rects = new Map();
   let open = true;
   const press = (id) => {
@@ -59,7 +121,7 @@ export function boxPicker(layer, candidates, { label, number, width, toggle }) {
     rects.set(candidate.id, node);
     layer.append(node);
   }
-  const tags = numberTags(candidates, number, width);
+  let tags = numberTags(candidates, number, size);
   layer.append(...tags);
 
   return {
@@ -75,8 +137,10 @@ export function boxPicker(layer, candidates, { label, number, width, toggle }) {
       open = false;
       for (const node of rects.values()) node.removeAttribute("tabindex");
     },
-    sizeTags(imageWidth) {
-      for (const node of tags) node.setAttribute("font-size", tagSize(imageWidth));
+    placeTags(imageSize) {
+      const placed = numberTags(candidates, number, imageSize);
+      for (const [index, node] of tags.entries()) node.replaceWith(placed[index]);
+      tags = placed;
     },
   };
 }

@@ -119,16 +119,22 @@ export function mount(form, view, hooks) {
     view.directions.forEach((name) => direction.append(option(name, name)));
     const distance = element("select", { class: "distance", "aria-label": "Steps" }, [option("", "steps…")]);
     view.move_steps.forEach((count) => distance.append(option(String(count), `${count} step${count > 1 ? "s" : ""}`)));
+    // Laid out the same in every row (trial.css): the object on the first line, at full width so
+    // that its whole name shows; the attribute, its new value and the row's buttons below it.
     const row = element("li", { class: "step", tabindex: "0" }, [
       element("span", { class: "handle", title: "Drag to reorder", "aria-hidden": "true", text: "⠿" }),
       element("span", { class: "number" }),
       objSelect,
       attrSelect,
-      valueSelect,
-      element("span", { class: "position-value", hidden: "" }, [direction, distance]),
-      element("button", { type: "button", class: "up icon", "aria-label": "Move this step up", text: "↑" }),
-      element("button", { type: "button", class: "down icon", "aria-label": "Move this step down", text: "↓" }),
-      element("button", { type: "button", class: "remove icon", "aria-label": "Remove this step", text: "✕" }),
+      element("span", { class: "new-value" }, [
+        valueSelect,
+        element("span", { class: "position-value", hidden: "" }, [direction, distance]),
+      ]),
+      element("span", { class: "moves" }, [
+        element("button", { type: "button", class: "up icon", "aria-label": "Move this step up", text: "↑" }),
+        element("button", { type: "button", class: "down icon", "aria-label": "Move this step down", text: "↓" }),
+        element("button", { type: "button", class: "remove icon", "aria-label": "Remove this step", text: "✕" }),
+      ]),
     ]);
     row.addEventListener("change", () => {
       refresh();
