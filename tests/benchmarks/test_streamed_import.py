@@ -62,3 +62,48 @@ def test_a_fault_anywhere_in_a_streamed_file_names_the_record_and_loads_nothing(
         import_dataset(benchmark="trance", data=io.BytesIO(bad_lines), name="lines")
     assert [error.record for error in raised.value.errors] == ["line 2", "line 4"]
     assert not Dataset.objects.exists() and not Item.objects.exists()
+
+
+TRICKY = [
+    {
+        "question_id": "a",
+        "question": 'braces "},{\\"question_id\\": in a string',
+        "program": [{"x": 1}, {"y": [2]}],
+    },
+    {"question_id": "b", "nested": {"question_id": "not a record"}, "list": [{"z": "}],"}]},
+    {"other_first": 1, "question_id": "c", "unicode": "题目 \\u2603 \\n"},
+    {"question_id": "d", "empty": {}, "floats": [1.5, -2e-3, 1e300]},
+]
+
+
+@pytest.mark.parametrize("indent", [False, True], ids=["compact", "indented"])
+@pytest.mark.parametrize("chunk", [7, 64, 1 << 20])
+def test_a_list_of_objects_is_cut_only_where_an_element_ends(monkeypatch, indent, chunk):
+    from benchmarks import records
+
+    monkeypatch.setattr(records, "STREAM_CHUNK", chunk)
+    document = orjson.dumps(TRICKY, option=orjson.OPT_INDENT_2 if indent else 0)
+    read = [value for _, value in records.stream_json_list(io.BytesIO(document), source="s", what="w")]
+    assert read == orjson.loads(document)
+    # A first key that changes (record c) is still found once the keyed search gives up.
+    monkeypatch.setattr(records, "KEYED_SPLIT_LIMIT", 8)
+    read = [value for _, value in records.stream_json_list(io.BytesIO(document), source="s", what="w")]
+    assert read == orjson.loads(document)
+
+
+def test_lists_of_other_values_and_broken_lists_are_reported():
+    from benchmarks.records import stream_json_list
+
+    def read(data: bytes):
+        return [value for _, value in stream_json_list(io.BytesIO(data), source="f.json", what="records")]
+
+    assert read(b' [1, "two", [3], null] ') == [1, "two", [3], None]
+    assert read(b"[]") == []
+    for broken, message in (
+        (b'[{"a": 1}, {"a": 2}] trailing', "text after the end of the list"),
+        (b'[{"a": 1}, {"a": 2', "not valid JSON"),
+        (b'[{"a": 1}, {"a": tru}]', "not valid JSON"),
+    ):
+        with pytest.raises(FormatError, match=message) as raised:
+            read(broken)
+        assert raised.value.errors[0].record.startswith("after record")
