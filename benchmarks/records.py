@@ -429,9 +429,12 @@ def split_objects(stream: IO[bytes]) -> Iterator[Any]:
     while True:
         match = OBJECT_END.search(buffer, search)
         following = match.end() if match else len(buffer)
-        if match is not None and match.group(1) == b",":
+        if match is not None:
             while following < len(buffer) and buffer[following] in WHITE:
                 following += 1
+            if match.group(1) == b"]" and following < len(buffer):
+                search = match.end()  # a list inside a record: the document's "]" ends the file
+                continue
         if len(buffer) - start > RECORD_LIMIT:
             raise ValueError(unparsed(buffer[start:]) or f"a record longer than {RECORD_LIMIT >> 20} MB")
         if match is None or following + 256 > len(buffer):

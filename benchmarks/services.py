@@ -145,7 +145,9 @@ def import_dataset(
     )
     folder: Path | None = None
     try:
-        with transaction.atomic():
+        # Collection paused while the records stream through: each full collection would walk
+        # every object the process holds, hundreds of times over a 500,000-record file.
+        with paused_gc(), transaction.atomic():
             dataset.save()
             if files:
                 folder = Path(settings.MEDIA_ROOT) / dataset.media_folder
