@@ -1,0 +1,278 @@
+"""A tour of every page, as each role, at 1280×800 and 1920×1080: what a user would notice.
+
+The site is the crawl's busy site (tests/yardstick/test_crawl.py): datasets of the four
+benchmarks, model and human rows, test plans in every state, annotation and validation work,
+imports that succeeded and failed, model runs. Each role logs in and opens the pages it may open,
+one of each kind (a page per template, and per benchmark where the benchmark draws the page), at
+both sizes. Every page answers (the error pages only where they are the point), no image is
+broken, nothing is wider than the window and nothing sticks out of its card. A full-page
+screenshot of each is kept as var/screenshots/tour-<role>-<page>-<width>.png, and copied to
+docs/screenshots by `make screenshots`.
+"""
+
+import re
+from dataclasses import dataclass
+from urllib.parse import urlencode
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.test import Client, RequestFactory
+from django.views.defaults import server_error
+
+from benchmarks.models import Dataset, ImportJob
+from evaluation.models import Submission
+from humantest import sessions
+from humantest.models import TestPlan, TestSession
+from inference.models import ModelRun
+from inference.services import execute_run, start_run
+from tests.e2e.conftest import for_docs, log_in
+from tests.factories import PASSWORD
+from tests.yardstick.test_crawl import busy_site  # noqa: F401 (the site this tour walks through)
+from validation.models import Plan
+
+pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+
+SIZES = ((1280, 800), (1920, 1080))
+#: Served by the browser itself (no route on the site gives a 500 on purpose): the real 500 page.
+SERVER_ERROR_URL = "/tour-server-error/"
+
+
+@dataclass(frozen=True)
+class Stop:
+    role: str
+    user: str | None  # None: not signed in
+    name: str
+    url: str
+    status: int = 200
+    #: For pages that draw themselves after loading: true once they have.
+    ready: str = ""
+
+
+#: The pages' own signals that their script has drawn them (as the other browser tests wait).
+AUTHORING_READY = "() => document.body.dataset.annotationReady === '1'"
+VALIDATION_READY = (
+    "() => window.yardstickValidation && document.querySelector('#item-label').textContent !== ''"
+)
+TRIAL_READY = "() => document.body.dataset.trialReady === '1'"
+#: Until every image of the page has loaded or failed (lazy ones too, as a reader scrolling down
+#: would see them; a full-page screenshot does not scroll), at most a few seconds.
+IMAGES_SETTLED = """() => {
+  const images = [...document.images];
+  images.forEach((img) => { img.loading = 'eager'; });
+  const settled = images.map((img) => img.complete ? null
+    : new Promise((done) => { img.addEventListener('load', done); img.addEventListener('error', done); }));
+  const limit = new Promise((done) => setTimeout(done, 5000));
+  return Promise.race([Promise.all(settled).then(() => document.fonts.ready), limit])
+    .then(() => images.filter((img) => !img.complete).map((img) => img.currentSrc || img.src));
+}"""
+
+
+# Run in the page: how wide the document is against the window, and if it is wider, the outermost
+# elements that stick out (for the failure message); images that did not load.
+MEASURE = """() => {
+  const limit = window.innerWidth + 1;
+  const describe = (el) => el.tagName.toLowerCase() + (el.id ? '#' + el.id : '')
+    + (typeof el.className === 'string' && el.className.trim() ? '.' + el.className.trim().split(/\\s+/).join('.') : '');
+  const wide = [];
+  if (document.documentElement.scrollWidth > limit) {
+    for (const el of document.body.querySelectorAll('*')) {
+      const right = el.getBoundingClientRect().right;
+      const parent = el.parentElement;
+      if (right > limit && parent && parent.getBoundingClientRect().right <= limit) {
+        wide.push(describe(parent) + ' > ' + describe(el) + ' (right edge ' + Math.round(right) + 'px)');
+      }
+    }
+  }
+  // A card (the site's box) whose content sticks out of it, where nothing in between scrolls.
+  const spilling = [...document.querySelectorAll('.card')]
+    .filter((card) => card.scrollWidth > card.clientWidth + 1)
+    .map((card) => describe(card) + ' (' + card.scrollWidth + 'px of content in ' + card.clientWidth + 'px)');
+  const broken = [...document.images]
+    .filter((img) => img.complete && img.naturalWidth === 0 && img.currentSrc)
+    .map((img) => img.currentSrc);
+  return {
+    scrollWidth: document.documentElement.scrollWidth,
+    innerWidth: window.innerWidth,
+    wide: wide.slice(0, 6),
+    broken: broken.slice(0, 6),
+    spilling: spilling.slice(0, 6),
+  };
+}"""
+
+
+def overlap_url(dataset: Dataset, first: str, second: str) -> str:
+    """The "who misses what" link of the comparison of two rows, as the compare page gives it."""
+    client = Client()
+    client.force_login(get_user_model().objects.get(username="rita"))
+    page = client.get(f"/datasets/{dataset.pk}/report/compare/", {"a": first, "b": second}).content.decode()
+    link = re.search(r'class="overlap-link" href="([^"]+)"', page)
+    assert link, f"no overlap link comparing {first} and {second}"
+    return link.group(1).replace("&amp;", "&")
+
+
+def first_item(dataset: Dataset) -> str:
+    return f"/datasets/{dataset.pk}/items/{dataset.items.order_by('pk').first().pk}/"
+
+
+def tour(site) -> list[Stop]:
+    """The pages of each role on the busy site, with a tester's session at each step."""
+    users = get_user_model().objects
+    trance = Dataset.objects.get(benchmark="trance")
+    signs = Dataset.objects.get(benchmark="stevqa", name="signs")
+    cric = Dataset.objects.get(benchmark="cric", name="cric")
+    refs = site["refs"]
+    model = Submission.objects.get(dataset=trance, name="model")
+    view = TestPlan.objects.get(name="View")
+    nobody = TestPlan.objects.get(name="Nobody yet")
+    project = site["project"]
+    check = Plan.objects.get(name="Check")
+    run = ModelRun.objects.get(baseline="random")
+    bad_import = ImportJob.objects.get(name="bad")
+
+    # tia opens the CRIC test (its brief) and, invited to the TRANCE one too, is in its first trial.
+    tia = users.get(username="tia")
+    brief = sessions.start_session(nobody, tia)
+    view.testers.add(tia)
+    trial = sessions.begin_test(sessions.start_session(view, tia))
+    finished = TestSession.objects.get(plan=view, tester__username="tess")
+    paused = TestSession.objects.get(plan=view, tester__username="tom")
+    # A second model answering the Event setting: two rows to compare unit by unit.
+    assert (
+        execute_run(start_run(dataset=trance, baseline="trancenet", setting="event", enqueue=False)).status
+        == "finished"
+    )
+    rows = ("TranceNet", "Random")
+
+    researcher = [
+        ("home", "/"),
+        ("datasets", "/datasets/"),
+        ("dataset", f"/datasets/{trance.pk}/"),
+        ("item-trance", first_item(trance)),
+        ("item-stevqa", first_item(signs)),
+        ("item-cric", first_item(cric)),
+        ("item-clevrref", first_item(refs)),
+        ("report-trance", f"/datasets/{trance.pk}/report/"),
+        ("report-stevqa", f"/datasets/{signs.pk}/report/"),
+        ("report-cric", f"/datasets/{cric.pk}/report/"),
+        ("report-clevrref", f"/datasets/{refs.pk}/report/"),
+        ("compare", f"/datasets/{trance.pk}/report/compare/?{urlencode({'a': rows[0], 'b': rows[1]})}"),
+        ("overlap", overlap_url(trance, *rows)),
+        ("submission-rename", f"/datasets/{trance.pk}/report/submissions/{model.pk}/rename/"),
+        ("submission-delete", f"/datasets/{trance.pk}/report/submissions/{model.pk}/delete/"),
+        ("model-runs", "/models/"),
+        ("model-run", f"/models/{run.pk}/"),
+        ("model-run-form", "/models/new/"),
+        ("test-plans", "/test/plans/"),
+        ("test-plan-form", "/test/plans/new/"),
+        ("test-plan-results", f"/test/plans/{view.pk}/"),
+        ("test-plan-delete", f"/test/plans/{view.pk}/delete/"),
+        ("import-form", "/datasets/import/"),
+        ("import-job", f"/datasets/import/{bad_import.pk}/"),
+        ("annotation-projects", "/annotate/projects/"),
+        ("annotation-project-form", "/annotate/projects/new/"),
+        ("annotation-project", f"/annotate/projects/{project.pk}/"),
+        ("validation-plans", "/validate/plans/"),
+        ("validation-plan-form", "/validate/plans/new/"),
+        ("validation-plan", f"/validate/plans/{check.pk}/"),
+        ("api-docs", "/api/docs/"),
+    ]
+    return [
+        Stop("visitor", None, "login", "/accounts/login/"),
+        Stop("visitor", None, "error-500", SERVER_ERROR_URL, 500),
+        Stop("admin", "ada", "home", "/"),
+        Stop("admin", "ada", "django-admin", "/admin/"),
+        *(Stop("researcher", "rita", name, url) for name, url in researcher),
+        Stop("researcher", "rita", "error-404", "/datasets/999999/", 404),
+        Stop("annotator", "ann", "home", "/"),
+        Stop("annotator", "ann", "work", "/annotate/"),
+        Stop("annotator", "ann", "validation-plans", "/validate/"),
+        Stop(
+            "annotator", "ann", "validation-work", f"/validate/plans/{check.pk}/work/", ready=VALIDATION_READY
+        ),
+        Stop("annotator", "ann", "error-403", "/datasets/", 403),
+        # ann2 holds a task of the project: the authoring page with its image and pairs.
+        Stop(
+            "annotator",
+            "ann2",
+            "annotation-work",
+            f"/annotate/projects/{project.pk}/work/",
+            ready=AUTHORING_READY,
+        ),
+        Stop("reviewer", "rev", "home", "/"),
+        Stop("reviewer", "rev", "work", "/annotate/"),
+        Stop(
+            "reviewer",
+            "rev",
+            "review",
+            f"/annotate/review/pairs/{site['waiting'].pk}/",
+            ready=AUTHORING_READY,
+        ),
+        Stop("reviewer", "rev", "validation-work", f"/validate/plans/{check.pk}/work/"),
+        Stop("tester", "tess", "home", "/"),
+        Stop("tester", "tess", "tests", "/test/"),
+        Stop("tester", "tess", "history", "/test/history/"),
+        Stop("tester", "tess", "finished", f"/test/sessions/{finished.pk}/"),
+        Stop("tester", "tom", "paused", f"/test/sessions/{paused.pk}/"),
+        Stop("tester", "tia", "brief", f"/test/sessions/{brief.pk}/"),
+        Stop("tester", "tia", "trial", f"/test/sessions/{trial.pk}/", ready=TRIAL_READY),
+    ]
+
+
+def visit(page, stop: Stop, width: int, height: int) -> list[str]:
+    """Open the page at this size; what a user would notice is wrong with it."""
+    page.set_viewport_size({"width": width, "height": height})
+    response = page.goto(stop.url)
+    if stop.ready:
+        page.wait_for_function(stop.ready)
+    loading = page.evaluate(IMAGES_SETTLED)
+    where = f"{stop.role} {stop.name} {stop.url} at {width}px"
+    problems = []
+    status = response.status if response else None
+    if status != stop.status:
+        problems.append(f"{where}: answered {status}, not {stop.status}")
+    error_page = page.locator(".error-page").count() > 0
+    if error_page != (stop.status >= 400):
+        problems.append(f"{where}: {'an' if error_page else 'no'} error page")
+    found = page.evaluate(MEASURE)
+    if found["scrollWidth"] > found["innerWidth"] + 1:
+        problems.append(
+            f"{where}: {found['scrollWidth']}px wide in a {found['innerWidth']}px window: {found['wide']}"
+        )
+    if found["spilling"]:
+        problems.append(f"{where}: wider than its box: {found['spilling']}")
+    if loading:
+        problems.append(f"{where}: images still loading after 5 s {loading}")
+    if found["broken"]:
+        problems.append(f"{where}: broken images {found['broken']}")
+    return problems
+
+
+def test_every_page_of_every_role_fits_both_window_sizes(page, screenshot, busy_site):  # noqa: F811
+    stops = tour(busy_site)
+    server_error_page = server_error(RequestFactory().get("/")).content.decode()
+    page.route(
+        f"**{SERVER_ERROR_URL}",
+        lambda route: route.fulfill(status=500, content_type="text/html", body=server_error_page),
+    )
+    problems: list[str] = []
+    signed_in: str | None = None
+    for index, stop in enumerate(stops):
+        if index == 0 or stop.user != signed_in:
+            page.context.clear_cookies()
+            if stop.user is not None:
+                log_in(page, stop.user, PASSWORD)
+                page.wait_for_url(lambda url: "/accounts/login/" not in url)
+            signed_in = stop.user
+        for width, height in SIZES:
+            problems += visit(page, stop, width, height)
+            for_docs(screenshot(f"tour-{stop.role}-{stop.name}-{width}"))
+    assert problems == [], "\n".join(problems)
+    # Every role took the tour: each one's pages were seen at both sizes.
+    assert {stop.role for stop in stops} == {
+        "visitor",
+        "admin",
+        "researcher",
+        "annotator",
+        "reviewer",
+        "tester",
+    }
