@@ -31,7 +31,8 @@ def error_rates_plot(
     if overall:
         axes.axvspan(overall["low"], overall["high"], color="#d9534f", alpha=0.12)
         axes.axvline(overall["value"], color="#d9534f", linewidth=1.5, label="stratified estimate")
-        axes.legend(fontsize=8, frameon=False, loc="lower right")
+        # Above the plot's top right corner: inside, it covered the bars of rates near 1.
+        axes.legend(fontsize=8, frameon=False, loc="lower right", bbox_to_anchor=(1, 1), borderaxespad=0.1)
     top = max([stratum["high"] for stratum in judged] + [overall["high"] if overall else 0] + [0.05])
     axes.set_xlim(0, min(1.0, top * 1.1))
     axes.set_xlabel(

@@ -54,6 +54,8 @@ VALIDATION_READY = (
     "() => window.yardstickValidation && document.querySelector('#item-label').textContent !== ''"
 )
 TRIAL_READY = "() => document.body.dataset.trialReady === '1'"
+#: Swagger UI has fetched the schema and listed the operations.
+API_DOCS_READY = "() => document.querySelectorAll('.swagger-ui .opblock').length > 0"
 #: Until every image of the page has loaded or failed (lazy ones too, as a reader scrolling down
 #: would see them; a full-page screenshot does not scroll), at most a few seconds.
 IMAGES_SETTLED = """() => {
@@ -68,7 +70,8 @@ IMAGES_SETTLED = """() => {
 
 
 # Run in the page: how wide the document is against the window, and if it is wider, the outermost
-# elements that stick out (for the failure message); images that did not load.
+# elements that stick out (for the failure message); cards whose content is wider than they are;
+# images that did not load.
 MEASURE = """() => {
   const limit = window.innerWidth + 1;
   const describe = (el) => el.tagName.toLowerCase() + (el.id ? '#' + el.id : '')
@@ -174,7 +177,6 @@ def tour(site) -> list[Stop]:
         ("validation-plans", "/validate/plans/"),
         ("validation-plan-form", "/validate/plans/new/"),
         ("validation-plan", f"/validate/plans/{check.pk}/"),
-        ("api-docs", "/api/docs/"),
     ]
     return [
         Stop("visitor", None, "login", "/accounts/login/"),
@@ -182,6 +184,7 @@ def tour(site) -> list[Stop]:
         Stop("admin", "ada", "home", "/"),
         Stop("admin", "ada", "django-admin", "/admin/"),
         *(Stop("researcher", "rita", name, url) for name, url in researcher),
+        Stop("researcher", "rita", "api-docs", "/api/docs/", ready=API_DOCS_READY),
         Stop("researcher", "rita", "error-404", "/datasets/999999/", 404),
         Stop("annotator", "ann", "home", "/"),
         Stop("annotator", "ann", "work", "/annotate/"),
@@ -247,7 +250,7 @@ def visit(page, stop: Stop, width: int, height: int) -> list[str]:
     return problems
 
 
-def test_every_page_of_every_role_fits_both_window_sizes(page, screenshot, busy_site):  # noqa: F811
+def test_every_page_of_every_role_fits_both_window_sizes(page, screenshot, busy_site):  # noqa: F811 (the fixture)
     stops = tour(busy_site)
     server_error_page = server_error(RequestFactory().get("/")).content.decode()
     page.route(
@@ -267,12 +270,3 @@ def test_every_page_of_every_role_fits_both_window_sizes(page, screenshot, busy_
             problems += visit(page, stop, width, height)
             for_docs(screenshot(f"tour-{stop.role}-{stop.name}-{width}"))
     assert problems == [], "\n".join(problems)
-    # Every role took the tour: each one's pages were seen at both sizes.
-    assert {stop.role for stop in stops} == {
-        "visitor",
-        "admin",
-        "researcher",
-        "annotator",
-        "reviewer",
-        "tester",
-    }
