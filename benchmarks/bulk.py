@@ -39,11 +39,20 @@ class CopySource(io.RawIOBase):
     def __init__(self, rows: Iterable[Sequence[Any]]) -> None:
         self.lines = ("\t".join(map(copy_field, row)) + "\n" for row in rows)
         self.pending = b""
+        #: What the rows raised while psycopg2 read them (it reports only "error in .read()").
+        self.failure: BaseException | None = None
 
     def readable(self) -> bool:
         return True
 
     def read(self, size: int = -1) -> bytes:
+        try:
+            return self.next_chunk(size)
+        except BaseException as error:
+            self.failure = error
+            raise
+
+    def next_chunk(self, size: int) -> bytes:
         wanted = size if size and size > 0 else 1 << 20
         parts = [self.pending]
         length = len(self.pending)
@@ -62,8 +71,16 @@ def copy_rows(table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]])
     """PostgreSQL COPY in text format: tab-separated, backslash escapes, \\N for NULL."""
     quote = connection.ops.quote_name
     names = ", ".join(quote(column) for column in columns)
+    source = CopySource(rows)
     with connection.cursor() as cursor:
-        cursor.cursor.copy_expert(f"COPY {quote(table)} ({names}) FROM STDIN", CopySource(rows), size=1 << 18)
+        try:
+            cursor.cursor.copy_expert(f"COPY {quote(table)} ({names}) FROM STDIN", source, size=1 << 18)
+        except Exception:
+            # A row that could not be made (a streamed file's broken record) is the error to
+            # report, not the server's "COPY failed" that it caused.
+            if source.failure is not None:
+                raise source.failure from None
+            raise
 
 
 def copy_field(value: Any) -> str:
