@@ -506,6 +506,17 @@ def comparison_csv(result: Mapping[str, Any]) -> str:
     return output.getvalue()
 
 
+def latex_difference(record: Mapping[str, Any]) -> tuple[str, str]:
+    """A compared record's "A - B [low, high]" and "p (p Holm)" as the LaTeX tables print them."""
+    interval = (
+        f"{record['difference']:+.3f} [{record['ci_low']:+.3f}, {record['ci_high']:+.3f}]"
+        if record["ci_low"] is not None
+        else f"{record['difference']:+.3f}"
+    )
+    p = f"{record['p_value']:.3g} ({record['p_holm']:.3g})" if record["p_value"] is not None else "--"
+    return interval, p
+
+
 def comparison_latex(result: Mapping[str, Any]) -> str:
     """A booktabs table of the compared columns: n, A, B, A - B [95% CI], McNemar p (Holm)."""
 
@@ -518,12 +529,7 @@ def comparison_latex(result: Mapping[str, Any]) -> str:
     for record in comparison_records(result):
         if record["n"] is None:
             continue
-        interval = (
-            f"{record['difference']:+.3f} [{record['ci_low']:+.3f}, {record['ci_high']:+.3f}]"
-            if record["ci_low"] is not None
-            else f"{record['difference']:+.3f}"
-        )
-        p = f"{record['p_value']:.3g} ({record['p_holm']:.3g})" if record["p_value"] is not None else "--"
+        interval, p = latex_difference(record)
         name = latex_escape(f"{record['group']} {record['metric']} {record['stratum']}".strip())
         lines.append(
             f"{name} & {record['n']} & {record['mean_a']:.3f} & {record['mean_b']:.3f} & {interval} & {p} \\\\"
@@ -568,12 +574,7 @@ def pairwise_latex(result: Mapping[str, Any]) -> str:
     for record in pairwise_records(result):
         if record["n"] is None:
             continue
-        interval = (
-            f"{record['difference']:+.3f} [{record['ci_low']:+.3f}, {record['ci_high']:+.3f}]"
-            if record["ci_low"] is not None
-            else f"{record['difference']:+.3f}"
-        )
-        p = f"{record['p_value']:.3g} ({record['p_holm']:.3g})" if record["p_value"] is not None else "--"
+        interval, p = latex_difference(record)
         lines.append(
             f"{latex_escape(record['group'] + ' ' + record['metric'])} & {latex_escape(record['row_a'])} & "
             f"{latex_escape(record['row_b'])} & {record['n']} & {interval} & {p} \\\\"
