@@ -30,14 +30,11 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import krippendorff
 import numpy as np
 import shapely
 from rapidfuzz.distance import Levenshtein
 from shapely.geometry import MultiPolygon, Polygon
 from shapely.geometry.base import BaseGeometry
-from sklearn.metrics import cohen_kappa_score
-from statsmodels.stats import inter_rater
 
 Ratings = Mapping[Hashable, Mapping[Hashable, Any]]
 MeasurementLevel = Literal["nominal", "ordinal", "interval"]
@@ -233,6 +230,8 @@ def to_fleiss_table(ratings: Ratings) -> tuple[np.ndarray, list[Any]]:
     codes = np.array(
         [[code_of[label] for label in labels.values()] for labels in observed.values()], dtype=int
     )
+    from statsmodels.stats import inter_rater  # imported when used: statsmodels takes a second to load
+
     table, _ = inter_rater.aggregate_raters(codes, n_cat=len(categories))
     return table, categories
 
@@ -497,6 +496,8 @@ def cohens_kappa(
         second_labels = [second for _, second in sample]
         if len(set(first_labels) | set(second_labels)) < 2:
             return None
+        from sklearn.metrics import cohen_kappa_score  # imported when used: two seconds to load
+
         return float(cohen_kappa_score(first_labels, second_labels, labels=categories, weights=weights))
 
     value = compute(pairs)
@@ -525,6 +526,8 @@ def _fleiss_value(table: np.ndarray) -> float | None:
     category_shares = table.sum(axis=0) / table.sum()
     if np.sum(category_shares**2) >= 1 - 1e-12:
         return None
+    from statsmodels.stats import inter_rater
+
     return float(inter_rater.fleiss_kappa(table, method="fleiss"))
 
 
@@ -639,6 +642,8 @@ def krippendorff_alpha(
         observed_values = columns[~np.isnan(columns)]
         if np.unique(observed_values).size < 2:
             return None
+        import krippendorff
+
         return float(
             krippendorff.alpha(
                 reliability_data=columns, value_domain=value_domain, level_of_measurement=level
