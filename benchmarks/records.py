@@ -486,6 +486,54 @@ def unparsed(segment: bytes) -> str:
     return ""
 
 
+#: A key of a streamed object whose entries are found by it (an integer written as a string).
+INTEGER_KEY = rb"-?[0-9]+"
+
+
+def stream_json_object(
+    stream: IO[bytes], *, source: str, what: str, key: bytes = INTEGER_KEY
+) -> Iterator[tuple[str, Any]]:
+    """The (key, value) entries of a file that is one JSON object, read a chunk at a time:
+    memory holds a chunk and its entries, not the document. Entries are cut where "," is
+    followed by a key matching `key` and a ":", each cut checked by parsing the entries before it
+    with orjson (a cut inside a value does not parse, and waits for the next chunk). JSON that is
+    broken anywhere raises FormatError with its line and column, found by reading the file again
+    from its start (the stream must be seekable)."""
+    if first_byte(stream) != b"{":
+        raise FormatError(
+            [RecordError("file", "top level", f"expected a JSON object of {what}")], source=source
+        )
+    start = stream.tell()
+    cut = re.compile(rb",[ \t\r\n]*\"" + key + rb"\"[ \t\r\n]*:")
+    buffer = stream.read(STREAM_CHUNK).lstrip(WHITE)[1:]
+    while more := stream.read(STREAM_CHUNK):
+        buffer += more
+        if len(buffer) > RECORD_LIMIT:
+            buffer += stream.read()  # no cut for this long (keys of another shape): the rest at once
+            break
+        position = len(buffer)
+        while (position := buffer.rfind(b",", 0, position)) > 0:
+            if cut.match(buffer, position):
+                break
+        if position <= 0:
+            continue
+        try:
+            entries = orjson.loads(b"{" + buffer[:position] + b"}")
+        except orjson.JSONDecodeError:
+            continue  # a cut inside a value, or broken JSON (found at the end)
+        yield from entries.items()
+        buffer = buffer[position + 1 :]
+    try:
+        document = orjson.loads(b"{" + buffer)
+    except orjson.JSONDecodeError:
+        stream.seek(start)
+        load_json(stream.read(), source=source)  # raises, with the line and column
+        raise FormatError(
+            [RecordError("file", "top level", "entries that do not parse on their own")], source=source
+        ) from None
+    yield from document.items()
+
+
 def stream_json_lines(stream: IO[bytes], *, source: str) -> Iterator[tuple[str, Any]]:
     """JSON Lines parsed one line at a time, as ("line N", value) pairs; blank lines are skipped.
     Every bad line is reported (FormatError at the end of the file), as `load_json_lines` does."""
@@ -570,6 +618,27 @@ class PreparedFile:
     #: The official name of the field holding a record's id, for duplicate-id errors.
     id_field: str = "id"
     streamed: bool = False
+
+
+def iter_official(
+    prepared: PreparedFile,
+    to_official: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]],
+    *,
+    source: str,
+) -> Iterator[dict[str, Any]]:
+    """The records of a prepared file, each checked and in its official form, one at a time (for
+    scoring as a streamed file is read). Once a record is bad none is yielded; the rest is still
+    checked, and one FormatError at the end names every fault (JSON that breaks off included), so
+    a caller never gets a result from a faulty file."""
+    errors = RecordErrors()
+    try:
+        for record in iter_converted(prepared.labelled, prepared.convert, errors, id_field=prepared.id_field):
+            if not errors:
+                yield to_official(record.payload, record.ground_truth)
+    except FormatError as error:
+        errors.extend(error.errors)
+    if errors:
+        raise FormatError(errors, source=source)
 
 
 def parse_prepared(prepared: PreparedFile, *, source: str) -> ParsedFile:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from evaluation.metrics.scored import Scored
@@ -79,11 +79,13 @@ class ScoringTask:
 
 @dataclass
 class ScoringFiles:
-    """What every benchmark's `score_files` takes: the raw files, as `manage.py score` reads them."""
+    """What every benchmark's `score_files` takes: the raw files, as `manage.py score` reads them:
+    their bytes, or, for a benchmark whose spec says `scores_streamed_files`, the files open for
+    reading."""
 
-    ground_truth: bytes
-    predictions: bytes
-    scenes: bytes | None = None
+    ground_truth: bytes | IO[bytes]
+    predictions: bytes | IO[bytes]
+    scenes: bytes | IO[bytes] | None = None
     setting: str = ""
     variant: str = OFFICIAL
     ground_truth_source: str = "ground truth"
@@ -243,6 +245,9 @@ class BenchmarkSpec:
     region_kind: str = ""
     #: Whether scoring needs the dataset's scenes (when the masks scored live in the scenes file).
     scenes_needed_to_score: bool = False
+    #: Whether `score_files` takes files open for reading and scores as it reads them (bounded
+    #: memory on a full split); otherwise it is given the files' bytes.
+    scores_streamed_files: bool = False
     #: Dotted path "module:Class" of its human-test trial, or "" when it cannot be tested on people.
     trial: str = ""
     #: Dotted path "module:Class" of its annotation workflow (annotation/workflows/), or "" when

@@ -33,6 +33,7 @@ class CricSpec(BenchmarkSpec):
     title = "CRIC"
     formats_module = "benchmarks.cric.formats"
     unit_id_field = "question_id"
+    scores_streamed_files = True
     region_kind = "box"
     trial = "humantest.trials.cric:CricTrial"
     validation = "validation.checks.cric:CricCheck"

@@ -196,6 +196,24 @@ def check_transformations(checker: RecordChecker, raw: dict[str, Any]) -> None:
         check_step(checker, step, path)
 
 
+#: Valid (attribute, value) of a step, moves as ("position", direction, steps), for quick_check.
+_STEP_PAIRS = frozenset(
+    [(attr, value) for attr, values in ATTRIBUTE_VALUES.items() for value in values]
+    + [("position", direction, steps) for direction in DIRECTIONS for steps in MOVE_STEPS]
+)
+
+
+def _quick_pair(attr: Any, value: Any) -> bool:
+    if attr == "position":
+        return (
+            type(value) is list
+            and len(value) == 2
+            and type(value[1]) is int  # True == 1: a bool is not a step
+            and ("position", value[0], value[1]) in _STEP_PAIRS
+        )
+    return type(value) is str and (attr, value) in _STEP_PAIRS
+
+
 def quick_check(raw: Any) -> bool:
     """True when the sample is certainly valid (the common case), with no error bookkeeping.
 
@@ -237,13 +255,14 @@ def quick_check(raw: Any) -> bool:
             return False
         for step in steps:
             obj_idx, attr = step["obj_idx"], step["attr"]
-            if type(obj_idx) is not int or not 0 <= obj_idx < OBJECTS_PER_STATE or attr not in ATTRIBUTES:
+            if type(obj_idx) is not int or not 0 <= obj_idx < OBJECTS_PER_STATE:
                 return False
             options = step["options"]
-            if type(options) is not list or not options or value_problem(attr, step["val"]) is not None:
+            if type(options) is not list or not options or not _quick_pair(attr, step["val"]):
                 return False
-            if any(value_problem(attr, option) is not None for option in options):
-                return False
+            for option in options:
+                if not _quick_pair(attr, option):
+                    return False
             if attr == "position" and step.get("type") not in MOVE_TYPES:
                 return False
     except (KeyError, TypeError, ValueError):
@@ -317,17 +336,30 @@ def parse(data: bytes, *, source: str = "") -> ParsedFile:
     return parse_prepared(prepare(data, source=source), source=source)
 
 
-def read_samples(data: bytes, *, source: str = "") -> list[dict[str, Any]]:
+def read_samples(data: bytes | IO[bytes], *, source: str = "") -> list[dict[str, Any]]:
     """The samples of a data.jsonl as official dicts, every one checked, without catalog records.
 
     For scoring from files: the same checks and errors as `parse` (all or nothing, every bad
     record named), skipping the split into payload and ground truth that only the catalog needs.
     """
-    errors = RecordErrors()
-    samples: list[dict[str, Any]] = []
-    seen: dict[int, str] = {}
     with paused_gc():
-        for label, raw in load_json_lines(data, source=source):
+        return list(iter_samples(data, source=source))
+
+
+def iter_samples(data: bytes | IO[bytes], *, source: str = "") -> Iterator[dict[str, Any]]:
+    """`read_samples` one sample at a time, from the bytes or an open binary file (read a line at
+    a time: memory holds the samples the caller keeps). Once a record is bad no more samples are
+    yielded; the rest of the file is still checked, and one FormatError at its end names every
+    fault, so a caller that scores as it reads never reports a number for a faulty file."""
+    errors = RecordErrors()
+    seen: dict[int, str] = {}
+    lines = (
+        load_json_lines(data, source=source)
+        if isinstance(data, bytes | bytearray)
+        else stream_json_lines(data, source=source)
+    )
+    try:
+        for label, raw in lines:
             if not quick_check(raw) and not check_record(raw, RecordChecker(errors, label)):
                 continue
             if raw["idx"] in seen:
@@ -336,10 +368,12 @@ def read_samples(data: bytes, *, source: str = "") -> list[dict[str, Any]]:
                 )
                 continue
             seen[raw["idx"]] = label
-            samples.append(raw)
+            if not errors:
+                yield raw
+    except FormatError as error:  # lines that are not JSON, found at the end of a streamed file
+        errors.extend(error.errors)
     if errors:
         raise FormatError(errors, source=source)
-    return samples
 
 
 def to_official(payload: dict[str, Any], ground_truth: dict[str, Any]) -> dict[str, Any]:

@@ -47,6 +47,7 @@ class TranceSpec(BenchmarkSpec):
     formats_module = "benchmarks.trance.formats"
     unit_id_field = "idx"
     unit_id_type = int
+    scores_streamed_files = True
     settings = (Choice(BASIC, "Basic"), Choice(EVENT, "Event"), Choice(VIEW, "View"))
     trial = "humantest.trials.trance:TranceTrial"
     comparison_strata = (Choice("target_step", "transformation length"), Choice("camera", "final camera"))

@@ -36,12 +36,21 @@ Prediction file (Yardstick's format; CRIC releases no prediction format): a JSON
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
-from typing import Any
+import sys
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import IO, Any
 
 from benchmarks.cric import formats
 from benchmarks.cric.formats import VERIFY_TYPES
-from benchmarks.records import RecordChecker, check_unique, indexed, load_json_list
+from benchmarks.records import (
+    RecordChecker,
+    check_unique,
+    indexed,
+    iter_official,
+    load_json_list,
+    paused_gc,
+    stream_json_list,
+)
 from evaluation.metrics.scored import Scored, describe_ids, mean_or_none
 
 METRIC = "CRIC"
@@ -109,19 +118,25 @@ def prediction_from_record(raw: Any, checker: RecordChecker) -> dict[str, Any] |
     return prediction
 
 
-def check_prediction_records(labelled: list[tuple[str, Any]], *, source: str = "") -> list[dict[str, Any]]:
+def check_prediction_records(
+    labelled: Iterable[tuple[str, Any]], *, source: str = ""
+) -> list[dict[str, Any]]:
     """Validate labelled prediction records; all faults (and duplicate ids) in one FormatError."""
     return check_unique(labelled, prediction_from_record, id_field="question_id", source=source)
 
 
-def parse_predictions(data: bytes | str | list[Any], *, source: str = "") -> list[dict[str, Any]]:
-    """A CRIC prediction file (format in the module docstring) as validated records.
+def parse_predictions(data: bytes | str | list[Any] | IO[bytes], *, source: str = "") -> list[dict[str, Any]]:
+    """A CRIC prediction file (format in the module docstring) as validated records; an open file
+    is read a record at a time.
 
     Every fault of every record is reported at once as a FormatError of RecordError("record N",
     field, message), N counting from 0; duplicate question ids are faults too.
     """
-    document = load_json_list(data, source=source, what="predictions")
-    return check_prediction_records(indexed(document), source=source)
+    if isinstance(data, bytes | str | list):
+        labelled = indexed(load_json_list(data, source=source, what="predictions"))
+    else:
+        labelled = stream_json_list(data, source=source, what="predictions")
+    return check_prediction_records(labelled, source=source)
 
 
 def predictions_as_records(
@@ -175,7 +190,7 @@ def step_iou(question: Mapping[str, Any], program_outputs: Sequence[Sequence[int
 
 
 def score(
-    questions: Sequence[Mapping[str, Any]], predictions: Sequence[Mapping[str, Any]] | Mapping[str, Any]
+    questions: Iterable[Mapping[str, Any]], predictions: Sequence[Mapping[str, Any]] | Mapping[str, Any]
 ) -> Scored:
     """Score CRIC predictions against official question records.
 
@@ -189,7 +204,12 @@ def score(
     count, Ans, Grd and Final; "step_iou" (mean and count); counts of missing and extra
     predictions; the parameters.
     """
-    records = predictions_as_records(predictions)
+    return score_checked(questions, predictions_as_records(predictions))
+
+
+def score_checked(questions: Iterable[Mapping[str, Any]], records: Sequence[Mapping[str, Any]]) -> Scored:
+    """`score` on validated prediction records; the questions are read once, in order (they may
+    be streamed from a file: only each question's row is kept)."""
     params = parameters()
     by_id = {prediction["question_id"]: prediction for prediction in records}
     rows: list[dict[str, Any]] = []
@@ -204,7 +224,8 @@ def score(
         prediction = by_id.get(question_id)
         row: dict[str, Any] = {
             "question_id": question_id,
-            "question_type": question["question_type"],
+            # One string per type, not one per row: 500,000 rows keep a handful of type names.
+            "question_type": sys.intern(question["question_type"]),
             "kind": question_kind(question),
             "answer_correct": False,
             "grounding_correct": False,
@@ -262,16 +283,24 @@ def score(
 
 
 def score_file(
-    questions_data: bytes,
-    predictions_data: bytes,
+    questions_data: bytes | IO[bytes],
+    predictions_data: bytes | IO[bytes],
     *,
     questions_source: str = "questions",
     predictions_source: str = "predictions",
 ) -> Scored:
-    """Score a prediction file against an official question file (both raw JSON bytes).
+    """Score a prediction file against an official question file (raw JSON bytes, or files open
+    for reading: then both are read a record at a time and memory holds the predictions and one
+    row per question, never the question file).
 
     The questions are read and checked by the CRIC format module.
     """
-    parsed = formats.parse(questions_data, source=questions_source)
-    questions = [formats.to_official(record.payload, record.ground_truth) for record in parsed.records]
-    return score(questions, parse_predictions(predictions_data, source=predictions_source))
+    with paused_gc():
+        predictions = parse_predictions(predictions_data, source=predictions_source)
+        prepared = (
+            formats.prepare(questions_data, source=questions_source)
+            if isinstance(questions_data, bytes | bytearray)
+            else formats.prepare_stream(questions_data, source=questions_source)
+        )
+        questions = iter_official(prepared, formats.to_official, source=questions_source)
+        return score_checked(questions, predictions)

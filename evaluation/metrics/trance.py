@@ -68,10 +68,10 @@ from __future__ import annotations
 import hashlib
 import itertools
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 
@@ -83,6 +83,7 @@ from benchmarks.records import (
     RecordErrors,
     load_json,
     paused_gc,
+    stream_json_object,
     type_name,
 )
 from benchmarks.trance import formats
@@ -246,6 +247,13 @@ class EncodedAnswers:
     starts: np.ndarray
     objects: np.ndarray
     codes: np.ndarray
+
+    @classmethod
+    def from_packed(cls, packed: Sequence[bytes]) -> EncodedAnswers:
+        """From answers packed as `pack_answer` does."""
+        lengths = np.fromiter(map(len, packed), dtype=np.int64, count=len(packed)) // 2
+        flat = np.frombuffer(b"".join(packed), dtype=np.uint8).reshape(-1, 2).astype(np.int64)
+        return cls.from_flat(lengths, np.ascontiguousarray(flat[:, 0]), np.ascontiguousarray(flat[:, 1]))
 
     @classmethod
     def from_flat(cls, lengths: np.ndarray, objects: np.ndarray, codes: np.ndarray) -> EncodedAnswers:
@@ -514,7 +522,7 @@ def decode_states(states: EncodedStates) -> list[list[dict[str, Any]]]:
 _INTEGER_KEY = re.compile(r"-?[0-9]+")
 
 
-def parse_predictions(data: bytes, *, source: str = "") -> dict[int, list[Step]]:
+def parse_predictions(data: bytes | IO[bytes], *, source: str = "") -> dict[int, list[Step]]:
     """Read a prediction file: a JSON object from sample idx to the list of predicted steps.
 
     ``{"0": [{"obj_idx": 2, "attr": "color", "val": "cyan"}], "1": []}``. Keys are the samples'
@@ -525,22 +533,53 @@ def parse_predictions(data: bytes, *, source: str = "") -> dict[int, list[Step]]
     listing every problem, each as RecordError(record="idx KEY", field="[i].val", ...).
     A sample with no key is not an error: scoring treats it as an empty answer.
     """
-    document = load_json(data, source=source)
-    if not isinstance(document, dict):
-        raise FormatError(
-            [
-                RecordError(
-                    "file",
-                    "top level",
-                    f"expected an object mapping sample idx to a list of steps, got {type_name(document)}",
-                )
-            ],
-            source=source,
-        )
-    predictions: dict[int, list[Step]] = {}
+    return read_predictions(
+        data,
+        lambda answer: [step if len(step) == 3 else canonical_step(step) for step in answer],
+        source=source,
+    )
+
+
+class PackedPredictions(dict[int, bytes]):
+    """idx -> the answer packed as two bytes per step, (object index, pair code): a few dozen
+    bytes an answer where its parsed steps take hundreds (`read_packed_predictions`)."""
+
+
+def pack_answer(answer: Sequence[Step]) -> bytes:
+    return bytes(itertools.chain.from_iterable((step["obj_idx"], step_code(step)) for step in answer))
+
+
+def read_packed_predictions(data: bytes | IO[bytes], *, source: str = "") -> PackedPredictions:
+    """`parse_predictions` (the same checks and errors), each answer packed (`PackedPredictions`);
+    an open file is read a chunk of entries at a time, so the parsed document is never whole in
+    memory either."""
+    return PackedPredictions(read_predictions(data, pack_answer, source=source))
+
+
+def read_predictions(
+    data: bytes | IO[bytes], keep: Callable[[list[Step]], Any], *, source: str = ""
+) -> dict[int, Any]:
+    """The checked answers of a prediction file, each as `keep` makes it of its well-formed steps."""
+    if isinstance(data, bytes | bytearray):
+        document = load_json(data, source=source)
+        if not isinstance(document, dict):
+            raise FormatError(
+                [
+                    RecordError(
+                        "file",
+                        "top level",
+                        f"expected an object mapping sample idx to a list of steps, got {type_name(document)}",
+                    )
+                ],
+                source=source,
+            )
+        entries: Iterable[tuple[str, Any]] = document.items()
+    else:
+        entries = stream_json_object(data, source=source, what="sample idx mapped to lists of steps")
+    predictions: dict[int, Any] = {}
     keys: dict[int, str] = {}
     errors = RecordErrors()
-    for key, answer in document.items():
+    for key, answer in entries:
         label = f"idx {key}"
         if not _INTEGER_KEY.fullmatch(key):
             errors.append(RecordError(label, "idx", f"expected a sample idx (an integer), got {key!r}"))
@@ -551,8 +590,7 @@ def parse_predictions(data: bytes, *, source: str = "") -> dict[int, list[Step]]
             continue
         keys[idx] = key
         if type(answer) is list and all(step_code(step) is not None for step in answer):
-            # Steps fresh from the JSON with just the three fields are kept as they are.
-            predictions[idx] = [step if len(step) == 3 else canonical_step(step) for step in answer]
+            predictions[idx] = keep(answer)
         else:
             errors.extend(answer_problems(label, answer))
     if errors:
@@ -735,7 +773,9 @@ class SampleLabels(Sequence[str]):
         return f"idx {self.samples[number]['idx']}"
 
 
-def evaluate_event(samples: Sequence[Sample], answers: Sequence[Sequence[Step]]) -> EventResults:
+def evaluate_event(
+    samples: Sequence[Sample], answers: Sequence[Sequence[Step]] | EncodedAnswers
+) -> EventResults:
     """Score each answer against its sample (the shared work of Event and View).
 
     Samples must have 1 to 4 true steps, as TRANCE defines (FormatError otherwise): none would
@@ -756,7 +796,7 @@ def evaluate_event(samples: Sequence[Sample], answers: Sequence[Sequence[Step]])
         raise FormatError(errors)
     initial = encode_states([sample["states"][0]["objects"] for sample in samples], labels)
     final = encode_states([sample["states"][-1]["objects"] for sample in samples], labels)
-    predicted = encode_answers(answers, labels)
+    predicted = answers if isinstance(answers, EncodedAnswers) else encode_answers(answers, labels)
     true_steps = encode_answers(truths, labels)
 
     replayed = replay_answers(initial, predicted)
@@ -776,46 +816,190 @@ def evaluate_event(samples: Sequence[Sample], answers: Sequence[Sequence[Step]])
     )
 
 
-def event_items(samples: Sequence[Sample], results: EventResults, missing: list[Any]) -> list[dict[str, Any]]:
-    without = set(missing)
-    columns = zip(
-        results.dist.tolist(),
-        results.norm_dist.tolist(),
-        results.loose_correct.tolist(),
-        results.correct.tolist(),
-        results.err_overlap.tolist(),
-        results.err_invalid_position.tolist(),
-        results.pred_step.tolist(),
-        results.target_step.tolist(),
-        results.order_sensitive.tolist(),
-        strict=True,
+#: Samples scored at a time: memory holds one batch of parsed samples, never the whole file.
+BATCH = 4096
+
+
+def batches(samples: Iterable[Sample], size: int = BATCH) -> Iterator[list[Sample]]:
+    iterator = iter(samples)
+    while batch := list(itertools.islice(iterator, size)):
+        yield batch
+
+
+class ViewCameras(Mapping[Any, str]):
+    """`view_cameras` for any idx, computed when asked (a stream has no list of samples)."""
+
+    def __init__(self, seed: int = 0) -> None:
+        self.seed = seed
+
+    def __getitem__(self, idx: Any) -> str:
+        digest = hashlib.blake2b(f"{self.seed}:{idx}".encode(), digest_size=8).digest()
+        return FINAL_CAMERAS[int.from_bytes(digest, "big") % len(FINAL_CAMERAS)]
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(())
+
+    def __len__(self) -> int:
+        return 0
+
+    def get(self, idx: Any, default: Any = None) -> Any:
+        return self[idx]
+
+
+@dataclass(slots=True)
+class EventRun:
+    """The Event / View scoring of a sequence of samples: ids, per-sample arrays, the samples
+    without a prediction, the predictions for unknown idx, and (View) each sample's camera code
+    (index into FINAL_CAMERAS)."""
+
+    idxs: list[Any]
+    results: EventResults
+    missing: list[Any]
+    extra: list[Any]
+    cameras: np.ndarray | None = None
+
+
+def evaluate_event_batches(
+    samples: Iterable[Sample],
+    predictions: Mapping[int, Sequence[Step]] | PackedPredictions,
+    cameras: Mapping[Any, str] | None = None,
+) -> EventRun:
+    """`evaluate_event` over samples read BATCH at a time (a list, or a stream of a file):
+    memory holds one batch of samples and the per-sample arrays. Every fault of every batch is
+    reported in one FormatError; the same idx twice is a ValueError naming it. With `cameras`
+    (View), every sample needs a known final camera."""
+    idxs: list[Any] = []
+    seen: set[Any] = set()
+    missing: list[Any] = []
+    parts: list[EventResults] = []
+    camera_codes: list[int] = []
+    errors = RecordErrors()
+    camera_code = {camera: code for code, camera in enumerate(FINAL_CAMERAS)}
+    for batch in batches(samples):
+        batch_idxs = [sample["idx"] for sample in batch]
+        for idx in batch_idxs:
+            if idx in seen:
+                raise ValueError(f"idx {idx}: the samples hold this idx twice")
+            seen.add(idx)
+        idxs.extend(batch_idxs)
+        missing.extend(idx for idx in batch_idxs if idx not in predictions)
+        if cameras is not None:
+            for idx in batch_idxs:
+                camera = cameras.get(idx)
+                code = camera_code.get(camera) if isinstance(camera, str) else None
+                if code is None:
+                    message = "no final camera given" if camera is None else f"unknown camera {camera!r}"
+                    errors.append(
+                        RecordError(
+                            f"idx {idx}", "camera", f"{message} (expected one of {', '.join(FINAL_CAMERAS)})"
+                        )
+                    )
+                    code = 0
+                camera_codes.append(code)
+        answers: Sequence[Sequence[Step]] | EncodedAnswers
+        if isinstance(predictions, PackedPredictions):
+            answers = EncodedAnswers.from_packed([predictions.get(idx, b"") for idx in batch_idxs])
+        else:
+            answers = [predictions.get(idx, ()) for idx in batch_idxs]
+        try:
+            parts.append(evaluate_event(batch, answers))
+        except FormatError as error:
+            errors.extend(error.errors)
+    if errors:
+        raise FormatError(errors)
+    results = (
+        EventResults(
+            *(np.concatenate([getattr(part, name) for part in parts]) for name in EventResults.__slots__)
+        )
+        if len(parts) > 1
+        else parts[0]
+        if parts
+        else evaluate_event([], [])
     )
-    return [
-        {
-            "idx": sample["idx"],
-            "dist": dist,
-            "norm_dist": norm_dist,
-            "loose_correct": loose,
-            "correct": correct,
-            "err_overlap": overlap,
-            "err_invalid_position": invalid,
-            "pred_step": pred_step,
-            "target_step": target_step,
-            "order_sensitive": sensitive,
-            "missing": sample["idx"] in without,
-        }
-        for sample, (
-            dist,
-            norm_dist,
-            loose,
-            correct,
-            overlap,
-            invalid,
-            pred_step,
-            target_step,
-            sensitive,
-        ) in zip(samples, columns, strict=True)
-    ]
+    return EventRun(
+        idxs=idxs,
+        results=results,
+        missing=missing,
+        extra=[idx for idx in predictions if idx not in seen],
+        cameras=np.array(camera_codes, dtype=np.int8) if cameras is not None else None,
+    )
+
+
+#: The keys of an Event / View item, in order (View adds "camera").
+EVENT_ITEM_KEYS = (
+    "idx",
+    "dist",
+    "norm_dist",
+    "loose_correct",
+    "correct",
+    "err_overlap",
+    "err_invalid_position",
+    "pred_step",
+    "target_step",
+    "order_sensitive",
+    "missing",
+)
+
+
+class EventItems(Sequence[dict[str, Any]]):
+    """The per-item rows of an Event / View run, each made from the run's arrays when read: a
+    list of 500,000 dicts would be most of the memory of a large run, the arrays are a few
+    bytes a sample."""
+
+    def __init__(self, run: EventRun) -> None:
+        self.run = run
+        self.missing = set(run.missing)
+
+    def __len__(self) -> int:
+        return len(self.run.idxs)
+
+    def __getitem__(self, number: Any) -> Any:
+        if isinstance(number, slice):
+            return [self.rows(index, index + 1)[0] for index in range(*number.indices(len(self)))]
+        if number < 0:
+            number += len(self)
+        if not 0 <= number < len(self):
+            raise IndexError(number)
+        return self.rows(number, number + 1)[0]
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        for start in range(0, len(self), BATCH):
+            yield from self.rows(start, start + BATCH)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, str | bytes):
+            return NotImplemented
+        return len(self) == len(other) and all(
+            mine == theirs for mine, theirs in zip(self, other, strict=True)
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def rows(self, start: int, stop: int) -> list[dict[str, Any]]:
+        results, idxs = self.run.results, self.run.idxs[start:stop]
+        columns = [
+            idxs,
+            *(
+                getattr(results, name)[start:stop].tolist()
+                for name in (
+                    "dist",
+                    "norm_dist",
+                    "loose_correct",
+                    "correct",
+                    "err_overlap",
+                    "err_invalid_position",
+                    "pred_step",
+                    "target_step",
+                    "order_sensitive",
+                )
+            ),
+            [idx in self.missing for idx in idxs],
+        ]
+        keys: tuple[str, ...] = EVENT_ITEM_KEYS
+        if self.run.cameras is not None:
+            columns.append([FINAL_CAMERAS[code] for code in self.run.cameras[start:stop].tolist()])
+            keys = (*keys, "camera")
+        return [dict(zip(keys, values, strict=True)) for values in zip(*columns, strict=True)]
 
 
 def event_summary(results: EventResults, params: dict[str, Any]) -> dict[str, Any]:
@@ -827,66 +1011,51 @@ def event_summary(results: EventResults, params: dict[str, Any]) -> dict[str, An
     }
 
 
-def score_event(samples: Sequence[Sample], predictions: Mapping[int, Sequence[Step]]) -> Scored:
+def event_scored(run: EventRun, params: dict[str, Any]) -> Scored:
+    summary = event_summary(run.results, params)
+    if run.cameras is not None:
+        summary["by_camera"] = {
+            camera: run.results.group_summary(run.cameras == code)
+            for code, camera in enumerate(FINAL_CAMERAS)
+        }
+    summary["missing_predictions"], summary["extra_predictions"] = len(run.missing), len(run.extra)
+    problems = prediction_problems(run.missing, run.extra, "the initial state stays as it is")
+    return Scored(items=EventItems(run), summary=summary, params=params, problems=problems)
+
+
+def score_event(
+    samples: Iterable[Sample], predictions: Mapping[int, Sequence[Step]] | PackedPredictions
+) -> Scored:
     """Event: AD, AND, LAcc, Acc, EO and the error rates over all samples, and by true length.
 
     Items: idx, dist, norm_dist, loose_correct, correct, err_overlap, err_invalid_position,
     pred_step, target_step, order_sensitive, missing. Summary: n, AD, AND, LAcc, Acc, EO,
     OverlapErrorRate, InvalidPositionErrorRate (shares of answers raising each error), StepDiff
     (mean pred_step - target_step), order_sensitive_n, ``by_length`` {1..4: the same}.
-    FormatError for a bad step (the released code crashes on those).
+    FormatError for a bad step (the released code crashes on those). `samples` may be a stream:
+    they are scored BATCH at a time.
     """
     with paused_gc():
-        answers, missing, extra = answers_for(samples, predictions)
-        results = evaluate_event(samples, answers)
-        items = event_items(samples, results, missing)
-    params = parameters(EVENT)
-    summary = event_summary(results, params)
-    summary["missing_predictions"], summary["extra_predictions"] = len(missing), len(extra)
-    problems = prediction_problems(missing, extra, "the initial state stays as it is")
-    return Scored(items=items, summary=summary, params=params, problems=problems)
+        run = evaluate_event_batches(samples, predictions)
+    return event_scored(run, parameters(EVENT))
 
 
 def score_view(
-    samples: Sequence[Sample], predictions: Mapping[int, Sequence[Step]], cameras: Mapping[int, str]
+    samples: Iterable[Sample],
+    predictions: Mapping[int, Sequence[Step]] | PackedPredictions,
+    cameras: Mapping[Any, str],
 ) -> Scored:
     """View: Event's metrics, plus each item's final ``camera`` and a ``by_camera`` summary.
 
     `cameras` maps each sample's idx to the final view it was shown with (Camera_Left,
     Camera_Center or Camera_Right); every sample needs one (FormatError otherwise).
     """
-    errors = RecordErrors()
-    for sample in samples:
-        camera = cameras.get(sample["idx"])
-        if camera not in FINAL_CAMERAS:
-            message = "no final camera given" if camera is None else f"unknown camera {camera!r}"
-            errors.append(
-                RecordError(
-                    f"idx {sample['idx']}",
-                    "camera",
-                    f"{message} (expected one of {', '.join(FINAL_CAMERAS)})",
-                )
-            )
-    if errors:
-        raise FormatError(errors)
     with paused_gc():
-        answers, missing, extra = answers_for(samples, predictions)
-        results = evaluate_event(samples, answers)
-        items = event_items(samples, results, missing)
-    params = parameters(VIEW, cameras="given")
-    summary = event_summary(results, params)
-    sample_cameras = np.array([cameras[sample["idx"]] for sample in samples], dtype=object)
-    summary["by_camera"] = {
-        camera: results.group_summary(sample_cameras == camera) for camera in FINAL_CAMERAS
-    }
-    summary["missing_predictions"], summary["extra_predictions"] = len(missing), len(extra)
-    for item, camera in zip(items, sample_cameras.tolist(), strict=True):
-        item["camera"] = camera
-    problems = prediction_problems(missing, extra, "the initial state stays as it is")
-    return Scored(items=items, summary=summary, params=params, problems=problems)
+        run = evaluate_event_batches(samples, predictions, cameras)
+    return event_scored(run, parameters(VIEW, cameras="given"))
 
 
-def view_cameras(samples: Sequence[Sample], seed: int = 0) -> dict[int, str]:
+def view_cameras(samples: Iterable[Sample], seed: int = 0) -> dict[int, str]:
     """A deterministic final camera per sample, for View scoring when none was recorded.
 
     Camera = FINAL_CAMERAS[first 8 bytes of blake2b("{seed}:{idx}") as an integer, mod 3]:
@@ -895,19 +1064,16 @@ def view_cameras(samples: Sequence[Sample], seed: int = 0) -> dict[int, str]:
     cameras (the views a test plan actually showed, or a camera file) always take precedence:
     use this only for answers that were produced without recording their view.
     """
-    cameras = {}
-    for sample in samples:
-        digest = hashlib.blake2b(f"{seed}:{sample['idx']}".encode(), digest_size=8).digest()
-        cameras[sample["idx"]] = FINAL_CAMERAS[int.from_bytes(digest, "big") % len(FINAL_CAMERAS)]
-    return cameras
+    cameras = ViewCameras(seed)
+    return {sample["idx"]: cameras[sample["idx"]] for sample in samples}
 
 
 # --- Files ---------------------------------------------------------------------------------------
 
 
 def score_file(
-    gt_data: bytes,
-    predictions_data: bytes,
+    gt_data: bytes | IO[bytes],
+    predictions_data: bytes | IO[bytes],
     *,
     setting: str,
     cameras: Mapping[int, str] | None = None,
@@ -915,11 +1081,14 @@ def score_file(
     gt_source: str = "ground truth",
     predictions_source: str = "predictions",
 ) -> Scored:
-    """Score a prediction file against a data.jsonl file (both raw bytes) in one setting.
+    """Score a prediction file against a data.jsonl file (raw bytes, or files open for reading)
+    in one setting.
 
-    The ground truth is read by the TRANCE format module (`formats.read_samples`: the checks of
-    `formats.parse`, every bad record named, without building catalog records); the predictions
-    by `parse_predictions`.
+    The ground truth is read by the TRANCE format module (`formats.iter_samples`: the checks of
+    `formats.parse`, every bad record named, without building catalog records), one line at a
+    time when it is an open file and scored BATCH samples at a time, so memory holds one batch of
+    samples, the predictions and a few bytes of results per sample; the predictions by
+    `parse_predictions`.
 
     `setting`: "basic", "event" or "view". For View, `cameras` (idx -> final camera) gives the
     views the answers were made from; explicit cameras always take precedence. Without them
@@ -927,19 +1096,23 @@ def score_file(
     """
     if setting not in SETTINGS:
         raise ValueError(f"unknown TRANCE setting {setting!r} (expected one of {', '.join(SETTINGS)})")
-    # Collection stays off until the parsed files are freed: a full collection over their
-    # millions of objects, triggered just before they go, would cost seconds.
+    # Collection stays off while the files are read: a collection over the parsed objects kept
+    # alive (the predictions, a batch of samples) would walk them again and again.
     with paused_gc():
-        samples = formats.read_samples(gt_data, source=gt_source)
-        predictions = parse_predictions(predictions_data, source=predictions_source)
+        read = parse_predictions if setting == BASIC else read_packed_predictions
+        predictions = read(predictions_data, source=predictions_source)
+        samples = formats.iter_samples(gt_data, source=gt_source)
         if setting == BASIC:
-            scored = score_basic(samples, predictions)
+            truths = [
+                {"idx": sample["idx"], "transformations": sample["transformations"]} for sample in samples
+            ]
+            scored = score_basic(truths, predictions)
         elif setting == EVENT:
             scored = score_event(samples, predictions)
         elif cameras is not None:
             scored = score_view(samples, predictions, cameras)
         else:
-            scored = score_view(samples, predictions, view_cameras(samples, camera_seed))
+            scored = score_view(samples, predictions, ViewCameras(camera_seed))
             scored.params["cameras"] = f"view_cameras(seed={camera_seed})"
         del samples, predictions
     return scored

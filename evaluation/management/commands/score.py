@@ -1,7 +1,9 @@
 """python manage.py score <benchmark> --gt FILE --predictions FILE [...]: scoring from files alone."""
 
 import json
+from contextlib import ExitStack
 from pathlib import Path
+from typing import IO
 
 from django.core.management.base import BaseCommand, CommandError
 
@@ -63,7 +65,8 @@ class Command(BaseCommand):
         if options["details"] is not None and not options["details"].resolve().parent.is_dir():
             raise CommandError(f"folder {options['details'].resolve().parent} does not exist")
         try:
-            scored = spec.score_files(files_for(spec, options))
+            with ExitStack() as files:
+                scored = spec.score_files(files_for(spec, options, files))
         except FormatError as error:
             raise CommandError(error.describe()) from None
         except ValueError as error:
@@ -82,14 +85,17 @@ class Command(BaseCommand):
         self.stdout.write(json.dumps(scored.summary, ensure_ascii=False, indent=2))
 
 
-def read(path: Path) -> bytes:
+def opened(path: Path, spec: BenchmarkSpec, files: ExitStack) -> bytes | IO[bytes]:
+    """The file open for reading (closed with `files`) for a benchmark that scores as it reads,
+    else its bytes."""
     try:
-        return path.read_bytes()
+        stream = files.enter_context(open(path, "rb"))  # noqa: SIM115 - closed by the ExitStack
+        return stream if spec.scores_streamed_files else stream.read()
     except OSError as error:
         raise CommandError(f"cannot read {path}: {error.strerror}") from None
 
 
-def files_for(spec: BenchmarkSpec, options: dict) -> ScoringFiles:
+def files_for(spec: BenchmarkSpec, options: dict, files: ExitStack) -> ScoringFiles:
     """The files and choices, checked against what the benchmark takes before anything is read."""
     setting, variant = options["setting"], options["variant"]
     if not setting and spec.setting_problem(""):
@@ -100,9 +106,9 @@ def files_for(spec: BenchmarkSpec, options: dict) -> ScoringFiles:
     if spec.scenes_needed_to_score and options["scenes"] is None:
         raise CommandError(f"{spec.title} needs --scenes (the scenes file the ground truth refers to)")
     return ScoringFiles(
-        ground_truth=read(options["gt"]),
-        predictions=read(options["predictions"]),
-        scenes=read(options["scenes"]) if options["scenes"] is not None else None,
+        ground_truth=opened(options["gt"], spec, files),
+        predictions=opened(options["predictions"], spec, files),
+        scenes=opened(options["scenes"], spec, files) if options["scenes"] is not None else None,
         setting=setting,
         variant=variant,
         ground_truth_source=options["gt"].name,
