@@ -9,12 +9,15 @@ here, naming where the answers came from (`Submission.Origin`).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
 from django.db import transaction
-from django.db.models import Count, Q
+from django.db.models import Count, Q, TextField
+from django.db.models.functions import Cast
 from django.utils import timezone
 
 from accounts.roles import ADMIN, user_roles
@@ -45,14 +48,28 @@ class UnitRow:
 
 
 def scoring_units(dataset: Dataset) -> list[UnitRow]:
-    """The dataset's scoring units in file order (items, or their questions), as official records."""
+    """The dataset's scoring units in file order (items, or their questions), as official records.
+
+    The JSON columns are read as text and parsed by orjson: Django's JSONField decodes with the
+    standard library's json, most of the time it takes to read a large dataset."""
     spec = dataset.spec
-    rows = dataset.items.order_by("position").values_list("pk", "external_id", "payload", "ground_truth")
+    rows = dataset.items.order_by("position").values_list(
+        "pk", "external_id", Cast("payload", TextField()), Cast("ground_truth", TextField())
+    )
     return [
         UnitRow(unit.id, pk, unit.part, unit.record)
         for pk, external_id, payload, ground_truth in rows.iterator(chunk_size=2000)
-        for unit in spec.units(external_id, payload, ground_truth)
+        for unit in spec.units(external_id, json_value(payload), json_value(ground_truth))
     ]
+
+
+def json_value(text: str) -> Any:
+    """A JSON column's text as Python values (the standard library's parser for what orjson
+    refuses: integers beyond 64 bits, NaN)."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
 
 
 def scenes_of(dataset: Dataset) -> list[dict[str, Any]]:
@@ -162,7 +179,8 @@ def submit_predictions(
     spec = dataset.spec
     check_choices(dataset, name=name, setting=setting, variant=variant, origin=origin)
     answers = spec.read_predictions(data, source=source)
-    units = {unit.id: unit for unit in scoring_units(dataset)}
+    unit_list = scoring_units(dataset)
+    units = {unit.id: unit for unit in unit_list}
     unknown = [key for key in answers if key not in units]
     if unknown:
         raise FormatError(
@@ -186,16 +204,23 @@ def submit_predictions(
             parameters=parameters,
             created_by=created_by,
         )
+        # Scored before its rows are written, so that each row is written once, with its score.
+        scored = score_units(submission, unit_list, answers)
+        rows = {spec.row_id(row): row for row in scored.items}
         Prediction.objects.bulk_create(
             [
                 Prediction(
-                    submission=submission, item_id=units[key].item_id, part=units[key].part, answer=answer
+                    submission=submission,
+                    item_id=unit.item_id,
+                    part=unit.part,
+                    answer=answers.get(unit.id),
+                    score=rows.get(unit.id, {}),
                 )
-                for key, answer in answers.items()
+                for unit in unit_list
             ],
             batch_size=2000,
         )
-        score_submission(submission)
+        store_summary(submission=submission, scored=scored)
     return submission
 
 
@@ -229,21 +254,9 @@ def score_submission(submission: Submission) -> Submission:
     unit_at = {(unit.item_id, unit.part): unit for unit in units}
     predictions = list(submission.predictions.all())
     answers = {
-        unit_at[(prediction.item_id, prediction.part)].id: prediction.answer
-        for prediction in predictions
-        if prediction.answer is not None
+        unit_at[(prediction.item_id, prediction.part)].id: prediction.answer for prediction in predictions
     }
-    # A ValueError (a dataset imported without the scenes its metric needs, say) reaches the caller.
-    scored = spec.score(
-        ScoringTask(
-            records=[unit.record for unit in units],
-            answers=answers,
-            setting=submission.setting,
-            variant=submission.variant or OFFICIAL,
-            scenes=scenes_of(dataset) if spec.scenes_needed_to_score else (),
-            options=submission.parameters,
-        )
-    )
+    scored = score_units(submission, units, answers)
     rows = {spec.row_id(row): row for row in scored.items}
     for prediction in predictions:
         prediction.score = rows.get(unit_at[(prediction.item_id, prediction.part)].id, {})
@@ -264,6 +277,24 @@ def score_submission(submission: Submission) -> Submission:
         batch_size=2000,
     )
     return store_summary(submission=submission, scored=scored)
+
+
+def score_units(submission: Submission, units: list[UnitRow], answers: dict[str, Any]) -> Scored:
+    """The metric's result for `answers` (unit id -> answer; None or absent: unanswered) on the
+    submission's dataset, setting and variant. A ValueError (a dataset imported without the
+    scenes its metric needs, say) reaches the caller."""
+    dataset = submission.dataset
+    spec = dataset.spec
+    return spec.score(
+        ScoringTask(
+            records=[unit.record for unit in units],
+            answers={key: answer for key, answer in answers.items() if answer is not None},
+            setting=submission.setting,
+            variant=submission.variant or OFFICIAL,
+            scenes=scenes_of(dataset) if spec.scenes_needed_to_score else (),
+            options=submission.parameters,
+        )
+    )
 
 
 def store_summary(*, submission: Submission, scored: Scored) -> Submission:
