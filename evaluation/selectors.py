@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import time
+from datetime import timedelta
 from typing import Any
 
 from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
 from benchmarks.models import Dataset, Item
-from evaluation.models import Prediction, Submission
+from evaluation.models import Prediction, ScoringJob, Submission
 from evaluation.reports import (
     PRODUCER_ORDER,
     ScoredSubmission,
@@ -20,7 +21,7 @@ from evaluation.reports import (
     row_groups,
     submission_cells,
 )
-from evaluation.services import scoring_units
+from evaluation.services import fail_lost_scoring_jobs, scoring_progress_key, scoring_units
 
 
 def submissions_for(user: Any) -> QuerySet[Submission]:
@@ -454,3 +455,39 @@ def cell_keys(spec, submissions: list[Submission]) -> dict[int, str]:
         )
         for submission in submissions
     }
+
+
+#: How long a failed scoring job stays on its report page.
+FAILED_JOBS_SHOWN = timedelta(days=1)
+
+
+def scoring_jobs(dataset: Dataset) -> dict[str, Any] | None:
+    """The dataset's uploads being scored by a worker, and those that failed in the last day, each
+    with its stage and counts (live from the worker while it runs); None when there are none.
+    A job whose worker died is declared failed first."""
+    from django.core.cache import cache
+
+    fail_lost_scoring_jobs()
+    active = (ScoringJob.Status.PENDING, ScoringJob.Status.RUNNING)
+    jobs = list(
+        dataset.scoring_jobs.filter(
+            Q(status__in=active)
+            | Q(status=ScoringJob.Status.FAILED, finished_at__gte=timezone.now() - FAILED_JOBS_SHOWN)
+        )[:10]
+    )
+    if not jobs:
+        return None
+    entries = []
+    for job in jobs:
+        live = cache.get(scoring_progress_key(job.pk)) if job.status == ScoringJob.Status.RUNNING else None
+        stage, done, total = (live["stage"], live["done"], live["total"]) if live else ("", 0, 0)
+        entries.append(
+            {
+                "job": job,
+                "stage": stage,
+                "done": done,
+                "total": total,
+                "percent": int(100 * done / total) if total else 0,
+            }
+        )
+    return {"jobs": entries, "running": any(job.status in active for job in jobs)}

@@ -10,11 +10,16 @@ here, naming where the answers came from (`Submission.Origin`).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import orjson
+from django.conf import settings
+from django.core.cache import cache
+from django.core.files.base import ContentFile
 from django.db import transaction
 from django.db.models import Count, Q, TextField
 from django.db.models.functions import Cast
@@ -23,9 +28,10 @@ from django.utils import timezone
 from accounts.roles import ADMIN, user_roles
 from benchmarks.models import Dataset
 from benchmarks.records import FormatError, RecordError
+from benchmarks.services import beating
 from benchmarks.spec import OFFICIAL, ScoringTask
 from evaluation.metrics.scored import Scored
-from evaluation.models import Prediction, Submission
+from evaluation.models import Prediction, ScoringJob, Submission
 
 
 class SubmissionRefused(ValueError):
@@ -35,6 +41,13 @@ class SubmissionRefused(ValueError):
     def __init__(self, message: str, *, field: str | None = None) -> None:
         super().__init__(message)
         self.field = field
+
+
+#: A callback told how far a long piece of work is: (stage, done, total).
+Progress = Callable[[str, int, int], None]
+READING_UNITS, SCORING, WRITING = "reading the dataset", "scoring", "writing per-unit scores"
+PROGRESS_EVERY = 2000
+WRITE_BATCH = 2000
 
 
 @dataclass(frozen=True)
@@ -47,20 +60,25 @@ class UnitRow:
     record: dict[str, Any]
 
 
-def scoring_units(dataset: Dataset) -> list[UnitRow]:
+def scoring_units(dataset: Dataset, progress: Progress | None = None) -> list[UnitRow]:
     """The dataset's scoring units in file order (items, or their questions), as official records.
 
     The JSON columns are read as text and parsed by orjson: Django's JSONField decodes with the
-    standard library's json, most of the time it takes to read a large dataset."""
+    standard library's json, most of the time it takes to read a large dataset. `progress` is told
+    the items read every PROGRESS_EVERY."""
     spec = dataset.spec
     rows = dataset.items.order_by("position").values_list(
         "pk", "external_id", Cast("payload", TextField()), Cast("ground_truth", TextField())
     )
-    return [
-        UnitRow(unit.id, pk, unit.part, unit.record)
-        for pk, external_id, payload, ground_truth in rows.iterator(chunk_size=2000)
-        for unit in spec.units(external_id, json_value(payload), json_value(ground_truth))
-    ]
+    units = []
+    for number, (pk, external_id, payload, ground_truth) in enumerate(rows.iterator(chunk_size=2000), 1):
+        units.extend(
+            UnitRow(unit.id, pk, unit.part, unit.record)
+            for unit in spec.units(external_id, json_value(payload), json_value(ground_truth))
+        )
+        if progress is not None and number % PROGRESS_EVERY == 0:
+            progress(READING_UNITS, number, dataset.item_count)
+    return units
 
 
 def json_value(text: str) -> Any:
@@ -179,19 +197,8 @@ def submit_predictions(
     spec = dataset.spec
     check_choices(dataset, name=name, setting=setting, variant=variant, origin=origin)
     answers = spec.read_predictions(data, source=source)
-    unit_list = scoring_units(dataset)
-    units = {unit.id: unit for unit in unit_list}
-    unknown = [key for key in answers if key not in units]
-    if unknown:
-        raise FormatError(
-            [
-                RecordError(
-                    f"prediction {key}", spec.unit_id_field, f"no such {spec.unit_id_field} in {dataset}"
-                )
-                for key in unknown
-            ],
-            source=source,
-        )
+    units = scoring_units(dataset)
+    check_known(dataset, units, answers, source=source)
     with transaction.atomic():
         submission = create_submission(
             dataset=dataset,
@@ -204,9 +211,40 @@ def submit_predictions(
             parameters=parameters,
             created_by=created_by,
         )
-        # Scored before its rows are written, so that each row is written once, with its score.
-        scored = score_units(submission, unit_list, answers)
-        rows = {spec.row_id(row): row for row in scored.items}
+        store_scored(submission, units, answers)
+    return submission
+
+
+def check_known(dataset: Dataset, units: list[UnitRow], answers: dict[str, Any], *, source: str) -> None:
+    """FormatError naming every answer for a unit the dataset does not have."""
+    spec = dataset.spec
+    known = {unit.id for unit in units}
+    unknown = [key for key in answers if key not in known]
+    if unknown:
+        raise FormatError(
+            [
+                RecordError(
+                    f"prediction {key}", spec.unit_id_field, f"no such {spec.unit_id_field} in {dataset}"
+                )
+                for key in unknown
+            ],
+            source=source,
+        )
+
+
+def store_scored(
+    submission: Submission, units: list[UnitRow], answers: dict[str, Any], progress: Progress | None = None
+) -> Submission:
+    """Score a new submission's answers and write one row per unit with its answer and per-unit
+    scores, then its summary. Scored before its rows are written, so that each row is written
+    once, with its score (Django's bulk_update of a score per row builds a CASE per row)."""
+    if progress is not None:
+        progress(SCORING, 0, len(units))
+    scored = score_units(submission, units, answers)
+    rows = {submission.dataset.spec.row_id(row): row for row in scored.items}
+    for start in range(0, len(units), WRITE_BATCH):
+        if progress is not None:
+            progress(WRITING, start, len(units))
         Prediction.objects.bulk_create(
             [
                 Prediction(
@@ -216,12 +254,10 @@ def submit_predictions(
                     answer=answers.get(unit.id),
                     score=rows.get(unit.id, {}),
                 )
-                for unit in unit_list
-            ],
-            batch_size=2000,
+                for unit in units[start : start + WRITE_BATCH]
+            ]
         )
-        store_summary(submission=submission, scored=scored)
-    return submission
+    return store_summary(submission=submission, scored=scored)
 
 
 #: How a submission of a given origin is scored again (`rescore`): an app whose rows are not
@@ -404,3 +440,131 @@ def delete_submission(*, submission: Submission, user: Any) -> None:
     if problem:
         raise SubmissionRefused(problem)
     submission.delete()
+
+
+# --- Scoring in a worker -------------------------------------------------------------------------
+
+
+def scoring_progress_key(job_id: int) -> str:
+    return f"evaluation:scoring-progress:{job_id}"
+
+
+def scoring_heartbeat_key(job_id: int) -> str:
+    return f"evaluation:scoring-heartbeat:{job_id}"
+
+
+def scored_in_request(dataset: Dataset) -> bool:
+    """Whether an upload to `dataset` is scored while the request waits (a worker scores larger ones)."""
+    return dataset.unit_count <= settings.SCORE_IN_REQUEST_UNITS
+
+
+def start_scoring_job(
+    *,
+    dataset: Dataset,
+    name: str,
+    data: bytes,
+    producer: str = Submission.Producer.MODEL,
+    setting: str = "",
+    variant: str = OFFICIAL,
+    source: str = "",
+    created_by=None,
+) -> ScoringJob:
+    """Queue a prediction file for a worker to score; its submission is made now, unscored.
+
+    Refused at once, as `submit_predictions` refuses it, what would fail anyway: a setting,
+    variant or name the dataset cannot take (SubmissionRefused), a file that does not parse
+    (FormatError naming every bad record). Answers for units the dataset lacks are found by the
+    worker, which then fails the job and removes the submission.
+    """
+    from evaluation.tasks import score_upload
+
+    check_choices(dataset, name=name, setting=setting, variant=variant, origin=Submission.Origin.UPLOAD)
+    dataset.spec.read_predictions(data, source=source)
+    with transaction.atomic():
+        submission = create_submission(
+            dataset=dataset,
+            name=name,
+            producer=producer,
+            setting=setting,
+            variant=variant,
+            source=source,
+            created_by=created_by,
+        )
+        job = ScoringJob.objects.create(
+            dataset=dataset, submission=submission, name=submission.name, created_by=created_by
+        )
+        job.upload.save(Path(source).name or "predictions.json", ContentFile(data), save=True)
+        transaction.on_commit(lambda: score_upload.delay(job.pk))
+    return job
+
+
+def run_scoring_job(job: ScoringJob) -> ScoringJob:
+    """Score a queued upload, telling the cache how far it is; the job row records the outcome."""
+
+    def report(stage: str, done: int, total: int) -> None:
+        cache.set(scoring_progress_key(job.pk), {"stage": stage, "done": done, "total": total}, timeout=86400)
+
+    started = ScoringJob.objects.filter(pk=job.pk, status=ScoringJob.Status.PENDING).update(
+        status=ScoringJob.Status.RUNNING, started_at=timezone.now()
+    )
+    if not started:  # a second delivery of the same job, or one already declared lost
+        job.refresh_from_db()
+        return job
+    try:
+        with beating(scoring_heartbeat_key(job.pk), name=f"scoring-{job.pk}-heartbeat"):
+            submission = Submission.objects.filter(pk=job.submission_id).first()
+            if submission is None:
+                raise SubmissionRefused("the submission was deleted before a worker took it")
+            dataset = submission.dataset
+            report(READING_UNITS, 0, dataset.item_count)
+            with job.upload.open("rb") as upload:
+                data = upload.read()
+            source = submission.source or job.name
+            answers = dataset.spec.read_predictions(data, source=source)
+            units = scoring_units(dataset, progress=report)
+            check_known(dataset, units, answers, source=source)
+            with transaction.atomic():
+                store_scored(submission, units, answers, progress=report)
+    except FormatError as error:
+        end_scoring_job(job, status=ScoringJob.Status.FAILED, errors=error.summary())
+    except (SubmissionRefused, ValueError, OSError) as error:
+        end_scoring_job(job, status=ScoringJob.Status.FAILED, errors=[str(error)])
+    else:
+        end_scoring_job(job, status=ScoringJob.Status.DONE)
+    job.refresh_from_db()
+    return job
+
+
+def end_scoring_job(job: ScoringJob, *, status: str, errors: list[str] | None = None) -> None:
+    """Record how the job ended and remove its upload (its answers are stored now, or nowhere);
+    a failed job's submission goes too, so that its name is free again."""
+    if job.upload:
+        job.upload.delete(save=False)
+    if status == ScoringJob.Status.FAILED and job.submission_id is not None:
+        Submission.objects.filter(pk=job.submission_id, scored_at__isnull=True).delete()
+    ScoringJob.objects.filter(pk=job.pk).update(
+        upload="", status=status, errors=errors or [], finished_at=timezone.now()
+    )
+    cache.delete(scoring_progress_key(job.pk))
+
+
+def fail_lost_scoring_jobs() -> list[int]:
+    """Declare failed the running scoring jobs whose worker stopped beating; their ids. The rows
+    were written in one transaction, so nothing of a lost job was stored."""
+    lost = []
+    now = time.time()
+    for job in ScoringJob.objects.filter(status=ScoringJob.Status.RUNNING):
+        last = cache.get(scoring_heartbeat_key(job.pk))
+        if last is None and job.started_at is not None:
+            last = job.started_at.timestamp()
+        if last is None or last < now - settings.JOB_LOST_AFTER_S:
+            end_scoring_job(
+                job,
+                status=ScoringJob.Status.FAILED,
+                errors=[
+                    f"the worker scoring this file stopped (no sign of life for {int(now - (last or now))} s); "
+                    "nothing was stored: upload the file again"
+                ],
+            )
+            lost.append(job.pk)
+    return lost

@@ -1,4 +1,5 @@
-"""Background work of the evaluation app: the report's table of every pair of rows.
+"""Background work of the evaluation app: the report's table of every pair of rows, and scoring
+large uploads.
 
 Comparing every pair of rows resamples each pair's units a thousand times: seconds on a demo
 report, a minute and more on 60,000 items with five rows (perf/results/compare_rows.md). The report
@@ -11,6 +12,7 @@ from __future__ import annotations
 import logging
 
 from celery import shared_task
+from celery.signals import worker_ready
 from django.core.cache import cache
 
 logger = logging.getLogger(__name__)
@@ -66,3 +68,23 @@ def compute_pairwise(dataset_pk: int, key: str) -> None:
         logger.exception("the table of every pair of dataset %s could not be computed", dataset_pk)
     finally:
         cache.delete(scheduled_key(dataset_pk, key))
+
+
+# Acknowledged only once done: a job whose worker dies is declared lost by its heartbeat, and the
+# second delivery finds it no longer pending and does nothing.
+@shared_task(name="evaluation.score_upload", acks_late=True, reject_on_worker_lost=True)
+def score_upload(job_id: int) -> str:
+    """Score an uploaded prediction file queued by the report page; the job row records the outcome."""
+    from evaluation.models import ScoringJob
+    from evaluation.services import run_scoring_job
+
+    job = ScoringJob.objects.filter(pk=job_id).first()
+    return run_scoring_job(job).status if job is not None else "gone"
+
+
+@worker_ready.connect
+def fail_scoring_jobs_of_dead_workers(**kwargs) -> None:
+    """A worker starting after a crash declares the scoring jobs a dead worker left running."""
+    from evaluation.services import fail_lost_scoring_jobs
+
+    fail_lost_scoring_jobs()

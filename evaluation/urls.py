@@ -14,6 +14,7 @@ urlpatterns = [
     ),
     path("<int:pk>/report/compare/overlap/", views.OverlapView.as_view(), name="report-overlap"),
     path("<int:pk>/report/pairwise/", views.PairwiseView.as_view(), name="report-pairwise"),
+    path("<int:pk>/report/scoring/", views.ScoringJobsView.as_view(), name="report-scoring"),
     path(
         "<int:pk>/report/pairwise.<str:extension>",
         views.PairwiseExportView.as_view(),

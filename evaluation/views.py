@@ -37,6 +37,7 @@ from evaluation.selectors import (
     report_row_labels,
     report_table,
     scored_submissions,
+    scoring_jobs,
 )
 from evaluation.services import (
     SubmissionRefused,
@@ -44,6 +45,8 @@ from evaluation.services import (
     delete_submission,
     deletion_effects,
     rename_submission,
+    scored_in_request,
+    start_scoring_job,
     submit_predictions,
 )
 from evaluation.tasks import current_pairwise
@@ -103,6 +106,7 @@ class ReportView(PermissionRequiredMixin, FormView):
         context["plots"] = [mark_safe(svg) for svg in report_plots(self.dataset.spec, submissions)]  # noqa: S308
         context["parameters"] = json.dumps(table.parameters, indent=2, ensure_ascii=False)
         context["pairwise"] = pairwise_context(self.dataset, len(table.rows))
+        context["scoring"] = scoring_jobs(self.dataset)
         return context
 
     def form_valid(self, form):
@@ -110,8 +114,10 @@ class ReportView(PermissionRequiredMixin, FormView):
             raise Http404
         data = form.cleaned_data
         upload = data["file"]
+        in_request = scored_in_request(self.dataset)
+        submit = submit_predictions if in_request else start_scoring_job
         try:
-            submission = submit_predictions(
+            submitted = submit(
                 dataset=self.dataset,
                 name=data["name"],
                 producer=data["producer"],
@@ -131,7 +137,14 @@ class ReportView(PermissionRequiredMixin, FormView):
         except ValueError as error:
             form.add_error(None, str(error))
             return self.form_invalid(form)
-        messages.info(self.request, f"{submission} scored.")
+        if in_request:
+            messages.info(self.request, f"{submitted} scored.")
+        else:
+            messages.info(
+                self.request,
+                f"{submitted.name!r} is being scored by a worker ({self.dataset.unit_count:,} units): "
+                "its row appears when it is done.",
+            )
         return redirect("evaluation:report", pk=self.dataset.pk)
 
 
@@ -302,6 +315,17 @@ class PairwiseView(PermissionRequiredMixin, View):
         if pairwise["state"] == "computing":
             response.status_code = 202
         return response
+
+
+class ScoringJobsView(PermissionRequiredMixin, View):
+    """The report's uploads being scored by a worker, as a page fragment the report page polls."""
+
+    permission_required = ("evaluation.view_report", "benchmarks.view_dataset")
+
+    def get(self, request, pk: int):
+        dataset = get_object_or_404(datasets_for(request.user), pk=pk)
+        scoring = scoring_jobs(dataset) or {"jobs": [], "running": False}
+        return render(request, "evaluation/_scoring_jobs.html", {"dataset": dataset, "scoring": scoring})
 
 
 def comparison_cells(column: dict) -> dict:

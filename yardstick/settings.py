@@ -289,6 +289,9 @@ CHECKPOINT_DIR = Path(os.environ.get("YARDSTICK_CHECKPOINT_DIR", str(VAR_DIR / "
 # is declared failed (its worker was killed), when its page or the API is read, or a worker starts.
 JOB_HEARTBEAT_S = float(os.environ.get("YARDSTICK_JOB_HEARTBEAT_S", "10"))
 JOB_LOST_AFTER_S = float(os.environ.get("YARDSTICK_JOB_LOST_AFTER_S", "120"))
+# A prediction file uploaded on the report page to a dataset of more scoring units than this is
+# scored by a worker, with a progress bar; smaller ones are scored while the request waits.
+SCORE_IN_REQUEST_UNITS = int(os.environ.get("YARDSTICK_SCORE_IN_REQUEST_UNITS", "20000"))
 # Seconds one annotation submit may spend reading its evidence with OCR (0: never in a request).
 ANNOTATION_OCR_BUDGET_S = float(os.environ.get("YARDSTICK_OCR_BUDGET_S", "4"))
 # Lapsed annotation leases are looked for at most this often per project (each claim asks).
