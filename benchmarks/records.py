@@ -426,7 +426,28 @@ def split_objects(stream: IO[bytes]) -> Iterator[Any]:
     while start < len(buffer) and buffer[start] in WHITE:
         start += 1
     search, key, keyed = start, None, True
+    keyed_end: re.Pattern[bytes] | None = None  # "}", ",", then the first key: an element's end
     while True:
+        if keyed and keyed_end is not None:
+            # The quick path: one search finds where the element ends (a nested object that
+            # starts with the same key does not parse, and sends this element down the slow path).
+            fast = keyed_end.search(buffer, search)
+            if fast is not None and fast.start() - start < KEYED_SPLIT_LIMIT:
+                end = fast.start() + 1
+                try:
+                    value = orjson.loads(buffer[start:end])
+                except orjson.JSONDecodeError:
+                    keyed, search = False, start
+                    continue
+                yield value
+                start = search = fast.end() - len(key)
+                continue
+            if fast is None and len(buffer) - start < KEYED_SPLIT_LIMIT:
+                more = stream.read(STREAM_CHUNK)
+                if more:
+                    buffer, search, start = buffer[start:] + more, 0, 0
+                    continue
+            # The last element (it ends with "]"), or one too long for the quick path: below.
         match = OBJECT_END.search(buffer, search)
         following = match.end() if match else len(buffer)
         if match is not None:
@@ -467,6 +488,8 @@ def split_objects(stream: IO[bytes]) -> Iterator[Any]:
         if key is None:
             first = re.match(rb'\{[ \t\r\n]*"[^"\\]*"', buffer[start:end])
             key = first.group(0) if first else b"{"
+            if first:
+                keyed_end = re.compile(rb"\}[ \t\r\n]*,[ \t\r\n]*" + re.escape(key))
         yield value
         keyed = True
         if match.group(1) == b"]":

@@ -73,6 +73,9 @@ TRICKY = [
     {"question_id": "b", "nested": {"question_id": "not a record"}, "list": [{"z": "}],"}]},
     {"other_first": 1, "question_id": "c", "unicode": "题目 \\u2603 \\n"},
     {"question_id": "d", "empty": {}, "floats": [1.5, -2e-3, 1e300]},
+    # "}," then the first key inside a record: where the quick search stops first, and must not cut.
+    {"question_id": "e", "steps": [{"k": 1}, {"question_id": "inner"}], "after": [{"question_id": 2}]},
+    {"question_id": "f"},
 ]
 
 
