@@ -95,6 +95,61 @@ def sampled_units(plan: TestPlan, rng: random.Random, count: int) -> list[tuple[
     return chosen
 
 
+#: A balanced draw from a large dataset looks at this many times the items it draws (or the whole
+#: dataset) before trusting the groups it has seen: a value rarer than that may be missed.
+BALANCED_SAMPLE_FACTOR = 20
+
+
+def sampled_balanced_units(
+    plan: TestPlan, rng: random.Random, count: int
+) -> list[tuple[dict[str, Any], int]] | None:
+    """`count` units of a large dataset spread evenly over the values of the plan's balance field,
+    without reading a row per item: rows are read at random positions (seeded, without repeats)
+    until at least BALANCED_SAMPLE_FACTOR x `count` were looked at and every value seen has its
+    share (`count` / values seen), then spread as `spread_evenly` does. None when the dataset is
+    small, or a quarter of it was read without that (a value too rare to fill its share by
+    sampling): then every row is read."""
+    trial = trial_for(plan.dataset.benchmark)
+    items = plan.dataset.items
+    size = plan.dataset.item_count
+    if size <= DIRECT_DRAW_MIN_ITEMS:
+        return None
+    practice = set(plan.practice_items)
+    seen: set[int] = set()
+    groups: dict[Any, list[tuple[dict[str, Any], int]]] = defaultdict(list)
+    least = min(size, BALANCED_SAMPLE_FACTOR * count)
+    while not (
+        len(seen) >= least
+        and groups
+        and all(len(group) >= -(-count // len(groups)) for group in groups.values())
+    ):
+        want = min(max(2 * count, 100), size - len(seen))
+        if len(seen) > size // 4 or want <= 0:
+            return None
+        batch: list[int] = []
+        while len(batch) < want:
+            position = rng.randrange(size)
+            if position not in seen:
+                seen.add(position)
+                batch.append(position)
+        rows = {
+            row["position"]: row
+            for row in draw_rows(plan, trial.drawable(items.filter(position__in=batch)), position=True)
+        }
+        for position in batch:
+            row = rows.get(position)
+            if row is None or row["external_id"] in practice or not trial.eligible(row, plan.setting):
+                continue
+            parts = trial.parts(row)
+            part = rng.randrange(parts) if parts > 1 else 0
+            group = groups[trial.balance_value(row, plan.balance_by, part)]
+            if len(group) < count:  # spread_evenly never takes more than `count` of one value
+                group.append((row, part))
+    units = spread_evenly(groups, count, rng)
+    rng.shuffle(units)
+    return units
+
+
 def candidate_units(plan: TestPlan, rng: random.Random) -> list[tuple[dict[str, Any], int]]:
     """The (row, question) pairs a tester may be given, in the plan's order (file order if random)."""
     trial = trial_for(plan.dataset.benchmark)
@@ -125,11 +180,12 @@ def draw_units(plan: TestPlan, tester) -> list[tuple[int, int, dict[str, Any]]]:
     balance = trial.balance_fields.get(plan.balance_by)
     by_items = balance is not None and balance.of_items
     units = None
-    if plan.draw != TestPlan.Draw.FIXED and not by_items:
-        units = sampled_units(plan, rng, plan.items_per_tester)
+    if plan.draw != TestPlan.Draw.FIXED:
+        sample = sampled_balanced_units if by_items else sampled_units
+        units = sample(plan, rng, plan.items_per_tester)
         if units is None:
             rng = tester_rng(plan, tester)  # the full scan draws from the start of the stream
-    if units is None:
+    if units is None:  # a small dataset, a fixed list, or a sample that could not decide
         candidates = candidate_units(plan, rng)
         if plan.draw == TestPlan.Draw.FIXED:
             units = candidates

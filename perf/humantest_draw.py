@@ -155,7 +155,7 @@ def main() -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
     name = "humantest_draw.md" if args.database == "sqlite" else "humantest_draw_postgres.md"
     if args.count >= 1_000_000:
-        name = name.replace(".md", "_million.md")
+        name = name.replace(".md", "_million_balanced.md" if args.balance_by else "_million.md")
     (RESULTS / name).write_text("\n".join(lines))
     print("\n".join(lines))
     if args.database == "postgres":

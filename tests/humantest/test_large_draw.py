@@ -45,3 +45,57 @@ def test_a_large_random_draw_reads_only_drawn_rows_and_keeps_every_rule(trance_d
     plan.items_per_tester = 50
     drawn = [external_id[pk] for pk, _, _ in drawing.draw_units(plan, alice)]
     assert sorted(drawn) == one_step[1:]
+
+
+def one_and_two_step_dataset(one_step_every: int):
+    """400 TRANCE samples; every `one_step_every`-th has one transformation, the others two."""
+    import orjson
+
+    from benchmarks.services import import_dataset
+    from tests.benchmarks import builders
+
+    samples = []
+    for idx in range(400):
+        sample = builders.trance_sample(idx)
+        if idx % one_step_every == 0:
+            sample["transformations"] = sample["transformations"][:1]
+        samples.append(sample)
+    data = b"\n".join(orjson.dumps(sample) for sample in samples)
+    return import_dataset(benchmark="trance", data=data, name=f"lengths {one_step_every}")
+
+
+def lengths_of(dataset, units):
+    length = {item.pk: len(item.ground_truth["transformations"]) for item in dataset.items.all()}
+    return sorted(length[pk] for pk, _, _ in units)
+
+
+def test_a_large_balanced_draw_samples_rows_and_spreads_them_evenly(monkeypatch):
+    monkeypatch.setattr(drawing, "DIRECT_DRAW_MIN_ITEMS", 50)
+    dataset = one_and_two_step_dataset(one_step_every=4)  # a quarter one-step
+    alice, bob = make_user("alice", "tester"), make_user("bob", "tester")
+    plan = TestPlan.objects.create(
+        dataset=dataset, name="Event", setting="event", items_per_tester=10, seed=5, balance_by="length"
+    )
+    with CaptureQueriesContext(connection) as queries:
+        first = drawing.draw_units(plan, alice)
+    item_reads = [q["sql"] for q in queries.captured_queries if 'FROM "benchmarks_item"' in q["sql"]]
+    assert item_reads and all('"position" IN' in sql for sql in item_reads)  # no scan of every item
+    assert lengths_of(dataset, first) == [1] * 5 + [2] * 5  # as even as the spread of a full scan
+    assert len({pk for pk, _, _ in first}) == 10
+    assert drawing.draw_units(plan, alice) == first  # reproducible per plan and tester
+    assert {pk for pk, _, _ in drawing.draw_units(plan, bob)} != {pk for pk, _, _ in first}
+
+
+def test_a_value_too_rare_to_sample_falls_back_to_reading_every_row(monkeypatch):
+    monkeypatch.setattr(drawing, "DIRECT_DRAW_MIN_ITEMS", 50)
+    dataset = one_and_two_step_dataset(one_step_every=100)  # four one-step samples in 400: fewer than a share
+    plan = TestPlan.objects.create(
+        dataset=dataset, name="Event", setting="event", items_per_tester=10, seed=5, balance_by="length"
+    )
+    with CaptureQueriesContext(connection) as queries:
+        units = drawing.draw_units(plan, make_user("alice", "tester"))
+    item_reads = [q["sql"] for q in queries.captured_queries if 'FROM "benchmarks_item"' in q["sql"]]
+    assert any('"position" IN' not in sql for sql in item_reads)  # the full scan decided
+    assert (
+        lengths_of(dataset, units) == [1] * 4 + [2] * 6
+    )  # all four one-step samples, as a full scan spreads
