@@ -4,7 +4,8 @@ Pure Python, no Django. A metric's `score(...)` returns one `Scored`:
 
 * `items`: one row (a plain dict) per ground-truth item, in ground-truth order, with the item's
   id and every per-item number that went into the summary, so any summary number can be
-  recomputed or broken down further by the caller.
+  recomputed or broken down further by the caller. A list, or a sequence that makes each row
+  when it is read (TRANCE's Event and View rows, made from arrays).
 * `summary`: the aggregated numbers. It always holds a ``"parameters"`` entry equal to
   `params`, so a summary that is stored or shown alone still says how it was computed.
 * `params`: the metric name, its version, the variant ("official" or "paper") and every
@@ -15,7 +16,7 @@ Pure Python, no Django. A metric's `score(...)` returns one `Scored`:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,7 +25,7 @@ from typing import Any
 class Scored:
     """Per-item rows, summary (with its parameters), the parameters, and input problems."""
 
-    items: list[dict[str, Any]]
+    items: Sequence[dict[str, Any]]
     summary: dict[str, Any]
     params: dict[str, Any]
     problems: list[str] = field(default_factory=list)
