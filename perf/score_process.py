@@ -169,8 +169,12 @@ def main() -> None:
         "",
         f"Time: the scorer takes **{ratio:.2f}x** the plain parse (target at most {TIME_FACTOR}x): {time_verdict}; "
         f"**{floor_ratio:.2f}x** the parse with the collector off: {floor_verdict}. Python's cyclic garbage "
-        "collector, run over the millions of parsed objects as they are made, is most of a plain parse's time here. "
-        f"Memory: **{score_peak:.0f} MB** peak (target at most {PEAK_MB} MB): {peak_verdict}.",
+        "collector, run over the millions of parsed objects as they are made, is most of a plain parse's time here. "(
+            f"Memory: **{score_peak:.0f} MB** peak (target at most {PEAK_MB} MB): {peak_verdict}."
+            if (args.benchmark, args.count) == ("trance", 60_000)
+            else f"Memory: **{score_peak:.0f} MB** peak (the {PEAK_MB} MB target is TRANCE's at 60,000 answers; "
+            "here the goal is memory bounded as the split grows: compare the runs of other sizes)."
+        ),
         "",
     ]
     RESULTS.mkdir(parents=True, exist_ok=True)
