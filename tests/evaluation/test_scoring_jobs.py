@@ -63,7 +63,10 @@ def test_a_large_upload_is_scored_by_a_worker_and_then_reported_as_in_the_reques
     assert "is being scored by a worker" in page and 'id="scoring-jobs"' in page
     assert "Waiting for a worker" in page and "scoring_jobs.js" in page
     # The name is taken from the upload on.
-    assert "already has a submission named &#x27;big model&#x27;" in upload(client, dataset, b"{}").content.decode()
+    assert (
+        "already has a submission named &#x27;big model&#x27;"
+        in upload(client, dataset, b"{}").content.decode()
+    )
 
     for callback in queued:
         callback()  # the worker (Celery runs tasks in-process in the tests)
