@@ -21,7 +21,7 @@ from evaluation.reports import (
     row_groups,
     submission_cells,
 )
-from evaluation.services import fail_lost_scoring_jobs, scoring_progress_key, scoring_units
+from evaluation.services import scoring_progress_key, scoring_units
 
 
 def submissions_for(user: Any) -> QuerySet[Submission]:
@@ -463,11 +463,9 @@ FAILED_JOBS_SHOWN = timedelta(days=1)
 
 def scoring_jobs(dataset: Dataset) -> dict[str, Any] | None:
     """The dataset's uploads being scored by a worker, and those that failed in the last day, each
-    with its stage and counts (live from the worker while it runs); None when there are none.
-    A job whose worker died is declared failed first."""
+    with its stage and counts (live from the worker while it runs); None when there are none."""
     from django.core.cache import cache
 
-    fail_lost_scoring_jobs()
     active = (ScoringJob.Status.PENDING, ScoringJob.Status.RUNNING)
     jobs = list(
         dataset.scoring_jobs.filter(
