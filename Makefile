@@ -8,13 +8,20 @@ RUN_PACKAGES := fonts-wqy-microhei fonts-dejavu-core
 TEST_PACKAGES := $(RUN_PACKAGES) chromium postgresql redis-server
 PG_URL = $(shell scripts/test-postgres.sh url)
 
-.PHONY: run test test-sqlite test-postgres screenshots lint format perf clean system-run system-test messages
+.PHONY: run dev test test-sqlite test-postgres screenshots lint format perf clean system-run system-test messages
 
 run: $(VENV)/.run-installed node_modules/.installed system-run
 	mkdir -p var
 	$(PY) manage.py migrate --no-input -v0
 	$(PY) manage.py load_samples
-	scripts/run-dev.sh
+	scripts/run.sh
+
+# The same for changing the code: DEBUG on (Django's debug pages), a server that reloads on every change.
+dev: $(VENV)/.run-installed node_modules/.installed system-run
+	mkdir -p var
+	$(PY) manage.py migrate --no-input -v0
+	$(PY) manage.py load_samples
+	scripts/run.sh --dev
 
 test: $(VENV)/.test-installed node_modules/.installed system-test lint
 	$(MAKE) --no-print-directory test-sqlite

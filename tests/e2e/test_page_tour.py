@@ -258,6 +258,13 @@ def test_every_page_of_every_role_fits_both_window_sizes(page, screenshot, busy_
         lambda route: route.fulfill(status=500, content_type="text/html", body=server_error_page),
     )
     problems: list[str] = []
+    # The Content-Security-Policy (yardstick/settings.py) refuses inline scripts and handlers: no
+    # page may need one. Chromium reports each refusal on the console.
+    refused: list[str] = []
+    page.on(
+        "console",
+        lambda message: refused.append(message.text) if "Content Security Policy" in message.text else None,
+    )
     signed_in: str | None = None
     for index, stop in enumerate(stops):
         if index == 0 or stop.user != signed_in:
@@ -269,4 +276,6 @@ def test_every_page_of_every_role_fits_both_window_sizes(page, screenshot, busy_
         for width, height in SIZES:
             problems += visit(page, stop, width, height)
             for_docs(screenshot(f"tour-{stop.role}-{stop.name}-{width}"))
+        problems += [f"{stop.role} {stop.name} {stop.url}: {text}" for text in refused]
+        refused.clear()
     assert problems == [], "\n".join(problems)

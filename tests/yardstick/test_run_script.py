@@ -1,5 +1,6 @@
 """Stopping `make run`: whatever the signal, the web server and the Celery worker go, with every
-process they started, within a few seconds (scripts/run-dev.sh).
+process they started, within a few seconds (scripts/run.sh); and what it serves is the app as
+deployed, DEBUG off.
 
 The pair runs as `make run` starts it, in subprocesses against a fresh var/ folder (SQLite, the
 file-system queue) on a free port, in a session of its own; the signal goes to the script's
@@ -87,6 +88,25 @@ def test_the_tests_have_a_var_folder_and_a_queue_of_their_own(settings):
             assert path.resolve().is_relative_to(settings.VAR_DIR.resolve()), folder
 
 
+def served_as_deployed(port: int) -> None:
+    """`make run` serves the app as it is deployed: DEBUG off (a missing page is Yardstick's own
+    404, listing no URLs), a Content-Security-Policy on every page, the static files served."""
+    try:
+        urllib.request.urlopen(f"http://127.0.0.1:{port}/no-such-page/", timeout=10)
+    except urllib.error.HTTPError as error:
+        body = error.read().decode()
+        assert error.code == 404 and "There is no such page" in body
+        assert "URLconf" not in body and "urlpatterns" not in body
+        assert "script-src 'self'" in error.headers["Content-Security-Policy"]
+    else:
+        raise AssertionError("a missing page answered 200")
+    login = urllib.request.urlopen(f"http://127.0.0.1:{port}/accounts/login/", timeout=10)
+    assert "script-src 'self'" in login.headers["Content-Security-Policy"]
+    assert (
+        urllib.request.urlopen(f"http://127.0.0.1:{port}/static/css/yardstick.css", timeout=10).status == 200
+    )
+
+
 @pytest.mark.slow  # three start-ups of the server and the worker: about 30 s each on two cores
 @embedded_only
 @linux_only
@@ -98,7 +118,7 @@ def test_a_signal_to_make_run_stops_the_server_and_the_worker_within_seconds(env
     worker_log.unlink(missing_ok=True)
     with open(tmp_path / "run.log", "w") as log:
         script = subprocess.Popen(
-            ["scripts/run-dev.sh"],
+            ["scripts/run.sh"],
             cwd=ROOT,
             env=env,
             stdout=log,
@@ -117,7 +137,9 @@ def test_a_signal_to_make_run_stops_the_server_and_the_worker_within_seconds(env
             time.sleep(0.5)
         started = session_processes(script.pid)
         assert any("celery" in command and "worker" in command for command in started.values()), started
-        assert any("runserver" in command for command in started.values()), started
+        assert any("gunicorn" in command for command in started.values()), started
+        if signum == signal.SIGTERM:
+            served_as_deployed(port)
 
         os.killpg(script.pid, signum)
         stopped_by = time.monotonic() + 10

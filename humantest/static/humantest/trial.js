@@ -13,6 +13,8 @@
 
 const data = JSON.parse(document.getElementById("trial-data").textContent);
 const form = document.getElementById("trial");
+// The answer goes by fetch; Enter in a field never sends the form itself.
+form.addEventListener("submit", (event) => event.preventDefault());
 const problem = document.getElementById("problem");
 const submitButton = document.getElementById("submit");
 const client = { shown_ms: performance.now(), events: [] };
