@@ -1,8 +1,20 @@
-"""Permission checks for the HTTP API, shared by every app's viewsets."""
+"""Permission checks every app shares: the API's role check and the one rule of ownership.
+
+Roles decide what a person may read and start (accounts/roles.py). Ownership decides who may
+change or delete what was made: **everybody with a role reads what the role reads, but only the
+person who made a thing (its `created_by`), or an admin, changes or deletes it.** That holds for
+every kind of object (submissions, test plans, annotation projects, validation plans, model runs,
+imports), on the pages and in the API alike; each app's permissions module asks `may_change`.
+A thing nobody made (loaded by a command, or whose maker's account was deleted) is an admin's.
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
 from rest_framework import permissions
+
+from accounts.roles import ADMIN, user_roles
 
 
 def requires(permission: str) -> type[permissions.BasePermission]:
@@ -16,3 +28,25 @@ def requires(permission: str) -> type[permissions.BasePermission]:
 
     HasPermission.__name__ = f"Has_{permission.replace('.', '_')}"
     return HasPermission
+
+
+def is_admin(user: Any) -> bool:
+    return bool(getattr(user, "is_authenticated", False)) and ADMIN in user_roles(user)
+
+
+def may_change(user: Any, thing: Any) -> bool:
+    """The ownership rule: `user` made `thing` (its created_by), or is an admin."""
+    owner = getattr(thing, "created_by_id", None)
+    if owner is not None and getattr(user, "pk", None) == owner:
+        return True
+    return is_admin(user)
+
+
+def ownership_problem(user: Any, thing: Any, what: str) -> str | None:
+    """Why `user` may not change `thing` (None when they may), naming its owner: for 403 pages and
+    API errors. `what` says what the thing is ("test plan “Pilot”")."""
+    if may_change(user, thing):
+        return None
+    owner = getattr(thing, "created_by", None) if getattr(thing, "created_by_id", None) else None
+    made_by = f" ({owner.username})" if owner is not None else ""
+    return f"only the researcher who made the {what}{made_by}, or an admin, can change or delete it"

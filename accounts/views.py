@@ -9,7 +9,10 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 from rest_framework.authtoken.views import ObtainAuthToken
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.throttling import ScopedRateThrottle
+
+from accounts.parsers import GatedJSONParser
 
 
 def when_mail_is_set_up(view):
@@ -33,6 +36,7 @@ class ThrottledAuthToken(ObtainAuthToken):
 
     throttle_classes = [ScopedRateThrottle]
     throttle_scope = "login"
+    parser_classes = (FormParser, MultiPartParser, GatedJSONParser)
 
 
 def login_context(request) -> dict:

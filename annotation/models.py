@@ -21,6 +21,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from accounts.inputs import one_line, valid_text
 from benchmarks.models import Dataset, Item
 
 
@@ -29,7 +30,7 @@ class Project(models.Model):
         AUTHORING = "authoring", "Authoring"
         VALIDATION = "validation", "Validation"
 
-    name = models.CharField(max_length=200)
+    name = models.CharField(max_length=200, validators=[one_line])
     kind = models.CharField(
         max_length=16,
         choices=Kind.choices,
@@ -37,7 +38,9 @@ class Project(models.Model):
         help_text="Authoring: annotators write; validation: the queue of a validation plan (validation app).",
     )
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="annotation_projects")
-    instructions = models.TextField(blank=True, default="", help_text="Shown to annotators on every task.")
+    instructions = models.TextField(
+        blank=True, default="", validators=[valid_text], help_text="Shown to annotators on every task."
+    )
     pairs_per_item = models.PositiveSmallIntegerField(
         default=3, help_text="Question-answer pairs wanted per image."
     )

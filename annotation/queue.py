@@ -18,6 +18,12 @@ its own annotator's queue instead of the pool.
 
 Every write to an assignment names the version it was based on; a stale one changes nothing and
 raises Stale with what the server holds, for the page to show both.
+
+Only the project's members work its queue (`annotation.permissions.is_member`): a claim by anyone
+else raises NotMember, and every write to an assignment (heartbeat, draft, submit, skip) is
+conditional on its holder still being a member, so a person removed from a project stops at
+once, whatever page they still have open. Their leases are ended when they are removed
+(`release_removed`), so their tasks go back to the pool at once.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ from django.db.models import Exists, F, OuterRef, Q
 from django.utils import timezone
 
 from annotation.models import Assignment, Project, Task
+from annotation.permissions import is_member
 
 #: How many free tasks one claim looks at before giving up (each collision moves to the next).
 CANDIDATES = 20
@@ -46,6 +53,13 @@ class LeaseLost(QueueError):
     """The lease ran out (or the task was never this person's): the work is no longer held."""
 
     code = "lease_lost"
+
+
+class NotMember(QueueError):
+    """The person is not (or no longer) one of the project's annotators or validators: the queue
+    gives them nothing and takes nothing from them (their draft stays on the server)."""
+
+    code = "not_member"
 
 
 @dataclass
@@ -97,9 +111,10 @@ def expire_now(project: Project, now: datetime) -> None:
         expire_leases(project, now)
 
 
-def held_by(project: Project, user: Any, now: datetime) -> Assignment | None:
-    """The person's work in hand: a task still leased to them, else one a reviewer returned."""
-    held = (
+def in_hand(project: Project, user: Any, now: datetime) -> Assignment | None:
+    """The person's work in hand, read only: a task still leased to them, else one a reviewer
+    returned to them (not leased again until they take it: opening a page changes nothing)."""
+    return (
         Assignment.objects.filter(task__project=project, annotator=user)
         .filter(
             Q(status=Assignment.Status.LEASED, lease_expires_at__gte=now)
@@ -109,6 +124,11 @@ def held_by(project: Project, user: Any, now: datetime) -> Assignment | None:
         .order_by("status", "leased_at")  # "leased" sorts before "returned": the task in hand first
         .first()
     )
+
+
+def held_by(project: Project, user: Any, now: datetime) -> Assignment | None:
+    """The person's work in hand, a returned task leased to them again (part of a claim)."""
+    held = in_hand(project, user, now)
     if held is None or held.status == Assignment.Status.LEASED:
         return held
     until = lease_end(project, now)
@@ -142,6 +162,8 @@ def claim(project: Project, user: Any, now: datetime | None = None) -> Assignmen
     the project's order.
     """
     now = now or timezone.now()
+    if not is_member(user, project):
+        raise NotMember()
     expire_now(project, now)
     with transaction.atomic():
         held = held_by(project, user, now)
@@ -195,16 +217,25 @@ def submitted(assignment: Assignment, first_time: bool) -> None:
 
 
 def holding(assignment_id: int, user: Any, now: datetime) -> Q:
-    """The rows this person may still write: their assignment, leased and not lapsed."""
-    return Q(pk=assignment_id, annotator=user, status=Assignment.Status.LEASED, lease_expires_at__gte=now)
+    """The rows this person may still write: their assignment, leased and not lapsed, in a project
+    they are still a member of."""
+    return Q(
+        pk=assignment_id,
+        annotator=user,
+        status=Assignment.Status.LEASED,
+        lease_expires_at__gte=now,
+        task__project__annotators=user,
+    )
 
 
 def heartbeat(assignment: Assignment, user: Any) -> datetime:
-    """Renew the lease; LeaseLost when it already ran out or is not this person's."""
+    """Renew the lease; LeaseLost when it already ran out or is not this person's, NotMember when
+    they left the project."""
     now = timezone.now()
     until = lease_end(assignment.task.project, now)
     if not Assignment.objects.filter(holding(assignment.pk, user, now)).update(lease_expires_at=until):
-        raise LeaseLost()
+        problem = refusal(assignment.pk, user, now)
+        raise problem if isinstance(problem, NotMember) else LeaseLost()
     return until
 
 
@@ -223,12 +254,15 @@ def save_draft(
 
 
 def refusal(assignment_id: int, user: Any, now: datetime) -> QueueError:
-    """Why a conditional write to an assignment changed nothing: a lost lease or a stale version."""
+    """Why a conditional write to an assignment changed nothing: the person left the project, a
+    lost lease or a stale version."""
     current = (
         Assignment.objects.filter(pk=assignment_id, annotator=user)
-        .values("status", "lease_expires_at", "version", "draft")
+        .values("status", "lease_expires_at", "version", "draft", "task__project")
         .first()
     )
+    if current is not None and not is_member(user, current["task__project"]):
+        return NotMember()
     if current is None or current["status"] != Assignment.Status.LEASED or current["lease_expires_at"] < now:
         return LeaseLost()
     return Stale(current["version"], {"version": current["version"], "draft": current["draft"]})
@@ -258,3 +292,19 @@ def skip(assignment: Assignment, user: Any, version: int, reason: str) -> Assign
         if closed.submitted_at is None:  # returned work, once skipped, is not reopened to others
             reopen([closed.task_id])
     return closed
+
+
+def release_removed(project: Project, people: Any) -> int:
+    """End the leases of people removed from a project: their tasks are free again at once (their
+    drafts stay on their assignments, theirs again should they come back)."""
+    with transaction.atomic():
+        leased = Assignment.objects.filter(
+            task__project=project, annotator__in=people, status=Assignment.Status.LEASED
+        )
+        first = list(leased.filter(submitted_at__isnull=True).values_list("pk", "task_id"))
+        returned = leased.filter(submitted_at__isnull=False).update(status=Assignment.Status.RETURNED)
+        expired = Assignment.objects.filter(
+            pk__in=[pk for pk, _ in first], status=Assignment.Status.LEASED
+        ).update(status=Assignment.Status.EXPIRED)
+        reopen([task for _, task in first])
+    return returned + expired

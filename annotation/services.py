@@ -24,9 +24,11 @@ from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext
 
+from accounts import inputs
 from accounts.roles import ANNOTATOR, REVIEWER
 from annotation import queue
 from annotation.models import Assignment, Project, QAPair, QARevision, Task
+from annotation.permissions import is_member
 from annotation.rules import MESSAGES, Problem, ocr_mismatch
 from annotation.workflows import NoWorkflow, workflow_for
 from benchmarks.models import Dataset, Item
@@ -96,6 +98,10 @@ def project_problems(
     return found
 
 
+#: The longest instructions a project (or a validation plan) shows, in characters.
+INSTRUCTIONS_LIMIT = 20_000
+
+
 class ProjectRefused(ValueError):
     def __init__(self, problems: dict[str, str]) -> None:
         super().__init__("; ".join(f"{key}: {value}" for key, value in problems.items()))
@@ -126,8 +132,16 @@ def create_project(
         annotators=annotators,
         reviewers=reviewers,
     )
-    if not name.strip():
-        problems["name"] = gettext("a project needs a name")
+    try:
+        name = inputs.name(name, "name")
+    except inputs.InputRefused as error:
+        problems["name"] = (
+            error.message if isinstance(name, str) and name.strip() else gettext("a project needs a name")
+        )
+    try:
+        instructions = inputs.text(instructions, "instructions", max_length=INSTRUCTIONS_LIMIT)
+    except inputs.InputRefused as error:
+        problems["instructions"] = error.message
     if problems:
         raise ProjectRefused(problems)
     workflow = workflow_for(dataset.benchmark)
@@ -135,7 +149,7 @@ def create_project(
     doubled = set(random.Random(seed).sample(item_ids, round(overlap * len(item_ids))))
     with transaction.atomic():
         project = Project.objects.create(
-            name=name.strip(),
+            name=name,
             dataset=dataset,
             pairs_per_item=pairs_per_item,
             overlap=overlap,
@@ -196,8 +210,17 @@ def header_size(path: str, modified: int) -> tuple[int, int]:
 # --- submitting ---------------------------------------------------------------------------------
 
 
+#: The longest question or answer, and the longest reason (a skip's, a reviewer's), in characters.
+TEXT_LIMIT = 1000
+REASON_LIMIT = 2000
+
+
 def read_pairs(raw: Any) -> list[dict[str, Any]]:
-    """The submitted pairs in a fixed shape; Refused naming the first field that has the wrong type."""
+    """The submitted pairs in a fixed shape; Refused naming the first field that has the wrong type.
+
+    Questions and answers pass the input gate (accounts/inputs.py: valid Unicode, no control
+    characters, at most TEXT_LIMIT characters); runs of white space become one space.
+    """
     if not isinstance(raw, list):
         raise Refused([problem(None, "pairs", "shape", gettext("expected a list of question-answer pairs"))])
     if len(raw) > 50:
@@ -209,13 +232,17 @@ def read_pairs(raw: Any) -> list[dict[str, Any]]:
         text = {}
         for name in ("question", "answer"):
             value = entry.get(name, "")
-            if not isinstance(value, str) or len(value) > 1000:
-                raise Refused(
-                    [problem(index, name, "shape", gettext("expected text of at most 1000 characters"))]
-                )
+            if not isinstance(value, str):
+                raise Refused([problem(index, name, "shape", gettext("expected text"))])
+            try:
+                value = inputs.text(value, name, max_length=TEXT_LIMIT, single_line=False)
+            except inputs.InputRefused as error:
+                raise Refused([problem(index, name, "shape", error.message)]) from None
             text[name] = " ".join(value.split())
         source = entry.get("source")
-        if source is not None and (isinstance(source, bool) or not isinstance(source, int)):
+        if source is not None and (
+            isinstance(source, bool) or not isinstance(source, int) or not 0 < source <= inputs.INT64_MAX
+        ):
             raise Refused([problem(index, "source", "shape", gettext("expected a pair id"))])
         pairs.append(
             {
@@ -245,10 +272,18 @@ def submit(
     `check_evidence=False` leaves OCR out (loading demo work); the rules are always checked.
     """
     task = assignment.task
+    if not is_member(user, task.project):
+        raise queue.NotMember()  # before any checking or OCR: nothing of theirs is taken now
     item = task.item
     workflow = workflow_for(item.dataset.benchmark)
     pairs = read_pairs(pairs)
     second = assignment.round > 1
+    if not second and any(pair["source"] is not None for pair in pairs):
+        # Only a second opinion answers another person's pair, and only the pairs of its own task.
+        index = next(index for index, pair in enumerate(pairs) if pair["source"] is not None)
+        raise Refused(
+            [problem(index, "source", "source", gettext("a first annotation answers no other pair"))]
+        )
     if second:
         given = first_round_pairs(task)
         if [pair["source"] for pair in pairs] != [pair.pk for pair in given]:
@@ -405,7 +440,10 @@ def review(
     """
     if action not in REVIEW_ACTIONS:
         raise Refused([problem(None, "action", "action", gettext("choose accept, fix or reject"))])
-    reason = (reason or "").strip()
+    try:
+        reason = inputs.text(reason, "reason", max_length=REASON_LIMIT)
+    except inputs.InputRefused as error:
+        raise Refused([problem(None, "reason", "reason", error.message)]) from None
     now = timezone.now()
     changes: dict[str, Any] = {"reviewed_by": reviewer, "reviewed_at": now, "version": F("version") + 1}
     if action == "accept":
@@ -413,10 +451,10 @@ def review(
     elif action == "reject":
         if not reason:
             raise Refused([problem(None, "reason", "reason", gettext("say why the pair is rejected"))])
-        changes.update(review=QAPair.Review.REJECTED, review_reason=reason[:2000])
+        changes.update(review=QAPair.Review.REJECTED, review_reason=reason)
     else:
         fixed = fix_content(pair, question=question, answer=answer, evidence=evidence)
-        changes.update(review=QAPair.Review.FIXED, review_reason=reason[:2000], **fixed)
+        changes.update(review=QAPair.Review.FIXED, review_reason=reason, **fixed)
     with transaction.atomic():
         updated = QAPair.objects.filter(
             pk=pair.pk, version=version, assignment__status=Assignment.Status.SUBMITTED

@@ -28,6 +28,7 @@ from functools import cache
 from typing import Any
 
 from benchmarks.stevqa.formats import CHINESE, ENGLISH, language
+from evaluation.plots import matplotlib_for_pages
 
 #: The languages, in the order the plots show them.
 LANGUAGES = (ENGLISH, CHINESE)
@@ -203,6 +204,8 @@ def first_words_plot(stats: Mapping[str, Any], *, labels: Mapping[str, str] | No
     side, the most common at the top, each bar labelled with its count."""
     from matplotlib.figure import Figure
 
+    matplotlib_for_pages()
+
     words = _labels(labels)
     rows = max([len((stats.get(code) or {}).get("first_words") or []) for code in LANGUAGES] + [6])
     figure = Figure(figsize=(12, max(4.5, 1.2 + 0.32 * rows)), dpi=100, layout="constrained")
@@ -235,6 +238,8 @@ def length_histograms_plot(stats: Mapping[str, Any], *, labels: Mapping[str, str
     """PNG: 2 x 2 histograms of question (left) and answer (right) lengths in tokens, English on
     the top row and Chinese below, one bar per length, the mean marked with a dashed line."""
     from matplotlib.figure import Figure
+
+    matplotlib_for_pages()
 
     words = _labels(labels)
     figure = Figure(figsize=(11, 7), dpi=100, layout="constrained")

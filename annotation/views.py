@@ -7,7 +7,6 @@ Claiming a task is a POST: opening a page never takes work from the pool.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from django.contrib import messages
@@ -21,12 +20,17 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
 
-from annotation import exports, queue, selectors, services
+from accounts import inputs
+from accounts.permissions import may_change, ownership_problem
+from annotation import exports, permissions, queue, selectors, services
 from annotation.forms import ProjectForm
 from annotation.models import Assignment, Project, QAPair
 from annotation.workflows import workflow_for
 from benchmarks.records import FormatError
 from benchmarks.services import ImportRefused
+
+#: The largest draft a save takes, in bytes (a draft of 50 pairs is about 10,000).
+DRAFT_LIMIT = 200_000
 
 #: Keys of the authoring page, listed on it (the page's script handles the same keys).
 SHORTCUTS = (
@@ -48,18 +52,12 @@ REVIEW_SHORTCUTS = (
 )
 
 
-def read_json(request) -> dict[str, Any]:
+def read_json(request, *, max_bytes: int = inputs.MAX_BODY_BYTES) -> dict[str, Any]:
+    """The request's JSON object, through the input gate (accounts/inputs.py); Refused names the fault."""
     try:
-        body = json.loads(request.body or b"{}")
-    except (ValueError, UnicodeDecodeError):
-        raise services.Refused(
-            [services.problem(None, "body", "json", _("the request is not JSON"))]
-        ) from None
-    except RecursionError:
-        raise services.Refused([services.problem(None, "body", "json", _("nested too deeply"))]) from None
-    if not isinstance(body, dict):
-        raise services.Refused([services.problem(None, "body", "json", _("expected a JSON object"))])
-    return body
+        return inputs.read_json(request.body, max_bytes=max_bytes)
+    except inputs.InputRefused as error:
+        raise services.Refused([services.problem(None, error.field, "input", error.message)]) from None
 
 
 def read_version(body: dict[str, Any]) -> int:
@@ -71,11 +69,33 @@ def read_version(body: dict[str, Any]) -> int:
     return version
 
 
+def read_reason(body: dict[str, Any], missing: str) -> str:
+    """A skip's reason: text of at most REASON_LIMIT characters, not empty."""
+    reason = body.get("reason")
+    if reason is None or (isinstance(reason, str) and not reason.strip()):
+        raise services.Refused([services.problem(None, "reason", "reason", missing)])
+    try:
+        return inputs.text(reason, "reason", max_length=services.REASON_LIMIT, required=True)
+    except inputs.InputRefused as error:
+        raise services.Refused([services.problem(None, "reason", "reason", error.message)]) from None
+
+
 def refused(error: services.Refused) -> JsonResponse:
     return JsonResponse({"errors": error.problems}, status=400)
 
 
 def queue_error(error: queue.QueueError) -> JsonResponse:
+    if isinstance(error, queue.NotMember):
+        return JsonResponse(
+            {
+                "error": "not_member",
+                "message": _(
+                    "You are no longer on this project's team: nothing was saved. "
+                    "Your last saved draft is kept on the server."
+                ),
+            },
+            status=403,
+        )
     if isinstance(error, queue.Stale):
         return JsonResponse(
             {
@@ -128,12 +148,7 @@ def own_project(request, pk: int) -> Project:
 
 
 def own_assignment(request, pk: int) -> Assignment:
-    assignment = get_object_or_404(
-        Assignment.objects.select_related("task__project", "task__item__dataset"), pk=pk
-    )
-    if assignment.annotator_id != request.user.pk:
-        raise PermissionDenied
-    return assignment
+    return permissions.worker_assignment(request.user, pk, Project.Kind.AUTHORING)
 
 
 def task_data(request, assignment: Assignment) -> dict[str, Any]:
@@ -188,12 +203,15 @@ def task_data(request, assignment: Assignment) -> dict[str, Any]:
 
 @login_required
 def work(request, pk: int):
-    """The task this person holds in the project, or a button to take the next one."""
+    """The task this person holds in the project, or a button to take the next one (or to take
+    back the one a reviewer returned: opening the page leases nothing)."""
     project = own_project(request, pk)
-    held = queue.held_by(project, request.user, timezone.now())
+    held = queue.in_hand(project, request.user, timezone.now())
+    leased = held is not None and held.status == Assignment.Status.LEASED
     context = {
         "project": project,
-        "task": task_data(request, held) if held else None,
+        "task": task_data(request, held) if leased else None,
+        "returned": held if held is not None and not leased else None,
         "shortcuts": SHORTCUTS,
         "summary": selectors.work_summary(project, request.user),
     }
@@ -205,7 +223,11 @@ def work(request, pk: int):
 def next_task(request, pk: int):
     """Take the next task on a lease (the one key press on the start page)."""
     project = own_project(request, pk)
-    if queue.claim(project, request.user) is None:
+    try:
+        taken = queue.claim(project, request.user)
+    except queue.NotMember:
+        raise PermissionDenied("you are not on this project's team") from None
+    if taken is None:
         messages.info(request, _("No task is waiting for you in this project."))
     return redirect("annotation:work", pk=project.pk)
 
@@ -215,9 +237,9 @@ def next_task(request, pk: int):
 def save(request, pk: int):
     assignment = own_assignment(request, pk)
     try:
-        body = read_json(request)
+        body = read_json(request, max_bytes=DRAFT_LIMIT)
         draft = body.get("draft")
-        if not isinstance(draft, dict) or len(request.body) > 200_000:
+        if not isinstance(draft, dict):
             raise services.Refused(
                 [services.problem(None, "draft", "shape", _("expected the draft as an object"))]
             )
@@ -229,10 +251,8 @@ def save(request, pk: int):
     return JsonResponse({"version": version, "lease_expires_in_s": (until - timezone.now()).total_seconds()})
 
 
-@login_required
-@require_POST
-def heartbeat(request, pk: int):
-    assignment = own_assignment(request, pk)
+def beat(request, assignment: Assignment) -> JsonResponse:
+    """Renew the lease on a held assignment (the annotation and the validation pages' heartbeat)."""
     try:
         until = queue.heartbeat(assignment, request.user)
     except queue.QueueError as error:
@@ -240,8 +260,18 @@ def heartbeat(request, pk: int):
     return JsonResponse({"lease_expires_in_s": (until - timezone.now()).total_seconds()})
 
 
+@login_required
+@require_POST
+def heartbeat(request, pk: int):
+    return beat(request, own_assignment(request, pk))
+
+
 def next_payload(request, project: Project) -> dict[str, Any] | None:
-    following = queue.claim(project, request.user)
+    """The person's next task, taken on a lease (after a submit or skip); None when none is left."""
+    try:
+        following = queue.claim(project, request.user)
+    except queue.NotMember:
+        return None
     return task_data(request, following) if following else None
 
 
@@ -269,12 +299,8 @@ def skip(request, pk: int):
     assignment = own_assignment(request, pk)
     try:
         body = read_json(request)
-        reason = body.get("reason")
-        if not isinstance(reason, str) or not reason.strip():
-            raise services.Refused(
-                [services.problem(None, "reason", "reason", _("say why you skip this image"))]
-            )
-        queue.skip(assignment, request.user, read_version(body), reason.strip()[:2000])
+        reason = read_reason(body, _("say why you skip this image"))
+        queue.skip(assignment, request.user, read_version(body), reason)
     except services.Refused as error:
         return refused(error)
     except queue.QueueError as error:
@@ -327,19 +353,7 @@ def pair_data(pair: QAPair) -> dict[str, Any]:
 
 
 def reviewable(request, pk: int) -> QAPair:
-    pair = get_object_or_404(
-        QAPair.objects.select_related(
-            "assignment__task__project", "assignment__task__item__dataset", "assignment__annotator"
-        ),
-        pk=pk,
-    )
-    project = pair.assignment.task.project
-    if (
-        not project.reviewers.filter(pk=request.user.pk).exists()
-        or pair.assignment.annotator_id == request.user.pk
-    ):
-        raise PermissionDenied
-    return pair
+    return permissions.reviewable_pair(request.user, pk)
 
 
 @login_required
@@ -374,7 +388,7 @@ def review_pair(request, pk: int):
             question=body.get("question", ""),
             answer=body.get("answer", ""),
             evidence=body.get("evidence"),
-            reason=body.get("reason", "") if isinstance(body.get("reason", ""), str) else "",
+            reason=body.get("reason"),
         )
     except services.Refused as error:
         return refused(error)
@@ -427,6 +441,7 @@ def project_detail(request, pk: int):
         "project": project,
         "progress": selectors.progress(project),
         "agreement": selectors.second_opinion_agreement(project),
+        "may_change": may_change(request.user, project),
     }
     return render(request, "annotation/project_detail.html", context)
 
@@ -452,15 +467,15 @@ def project_export(request, pk: int, layout: str):
         name, content_type, body = exports.export(project, layout)
     except exports.UnknownLayout:
         raise Http404("no such layout") from None
-    response = HttpResponse(body, content_type=content_type)
-    response["Content-Disposition"] = f'attachment; filename="{name}"'
-    return response
+    return inputs.attachment(HttpResponse(body, content_type=content_type), name)
 
 
 @permission_required("annotation.add_project", raise_exception=True)
 @require_POST
 def project_publish(request, pk: int):
     project = researcher_project(request, pk)
+    if problem := ownership_problem(request.user, project, _("project “%(name)s”") % {"name": project.name}):
+        raise PermissionDenied(problem)
     try:
         dataset, counts = services.publish(project, created_by=request.user)
     except (services.NothingToPublish, ImportRefused, FormatError) as error:

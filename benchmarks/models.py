@@ -13,6 +13,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from accounts.inputs import one_line
 from benchmarks import registry
 from benchmarks.spec import BenchmarkSpec
 from benchmarks.storage import uploads
@@ -37,9 +38,9 @@ class BenchmarkNamed:
 
 class Dataset(BenchmarkNamed, models.Model):
     benchmark = models.CharField(max_length=32, help_text="The benchmark's name, as its spec declares it.")
-    name = models.CharField(max_length=200)
-    version = models.CharField(max_length=50, default="1")
-    split = models.CharField(max_length=50, blank=True, default="")
+    name = models.CharField(max_length=200, validators=[one_line])
+    version = models.CharField(max_length=50, default="1", validators=[one_line])
+    split = models.CharField(max_length=50, blank=True, default="", validators=[one_line])
     source = models.CharField(max_length=500, blank=True, default="", help_text="Where the data came from.")
     meta = models.JSONField(
         default=dict, blank=True, help_text="File-level facts the exporter needs to write the file back."
@@ -168,9 +169,9 @@ class ImportJob(BenchmarkNamed, models.Model):
         FAILED = "failed", "Failed"
 
     benchmark = models.CharField(max_length=32)
-    name = models.CharField(max_length=200)
-    split = models.CharField(max_length=50, blank=True, default="")
-    version = models.CharField(max_length=50, default="1")
+    name = models.CharField(max_length=200, validators=[one_line])
+    split = models.CharField(max_length=50, blank=True, default="", validators=[one_line])
+    version = models.CharField(max_length=50, default="1", validators=[one_line])
     # Kept outside the media folder (benchmarks/storage.py) and removed when the job ends.
     upload = models.FileField(upload_to="imports/%Y/%m/", storage=uploads)
     scenes_upload = models.FileField(upload_to="imports/%Y/%m/", storage=uploads, blank=True)

@@ -25,6 +25,7 @@ from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
 
+from accounts.inputs import text_problem
 from benchmarks import registry
 from benchmarks.bulk import insert_rows
 from benchmarks.models import Dataset, ImportJob, Item, Scene
@@ -55,6 +56,21 @@ def no_progress(stage: str, done: int, total: int) -> None:
 
 
 @paused_gc()
+def naming_problem(*, name: str, split: str, version: str) -> str | None:
+    """What is wrong with a dataset's name, split or version (None when nothing is): each is one
+    line of text (they name the dataset's files and downloads), the name is not empty."""
+    if not isinstance(name, str) or not name.strip():
+        return "a dataset needs a name"
+    for field, value, limit in (("name", name, 200), ("split", split, 50), ("version", version, 50)):
+        if not isinstance(value, str):
+            return f"{field}: expected text"
+        if len(value) > limit:
+            return f"{field}: at most {limit} characters"
+        if problem := text_problem(value, single_line=True):
+            return f"{field}: {problem}"
+    return None
+
+
 def import_dataset(
     *,
     benchmark: str,
@@ -83,8 +99,8 @@ def import_dataset(
     """
     spec = registry.get(benchmark)
     benchmark, module = spec.name, spec.formats
-    if not name.strip():
-        raise ImportRefused("a dataset needs a name")
+    if problem := naming_problem(name=name, split=split, version=version):
+        raise ImportRefused(problem)
     if Dataset.objects.filter(benchmark=benchmark, name=name, split=split, version=version).exists():
         raise ImportRefused(
             f"a {benchmark} dataset named {name!r} (split {split or '-'}, version {version}) already exists"
@@ -558,6 +574,8 @@ def start_import_job(
 
     spec = registry.get(benchmark)
     benchmark = spec.name
+    if problem := naming_problem(name=name, split=split, version=version):
+        raise ImportRefused(problem)
     if scenes_upload is not None and not spec.has_scenes:
         raise ImportRefused(f"{spec.title} has no separate scenes file")
     if Dataset.objects.filter(benchmark=benchmark, name=name, split=split, version=version).exists():

@@ -12,6 +12,7 @@ from django.shortcuts import get_object_or_404, redirect
 from django.utils.safestring import mark_safe
 from django.views.generic import DetailView, FormView, ListView, View
 
+from accounts.inputs import attachment
 from benchmarks.forms import ImportForm
 from benchmarks.models import Dataset, ImportJob
 from benchmarks.selectors import dataset_items, datasets_for, import_jobs_for, item_neighbours, job_progress
@@ -94,8 +95,7 @@ class DatasetExportView(PermissionRequiredMixin, View):
         file_name = dataset.spec.export_name(
             f"{dataset.benchmark}-{dataset.name}-{dataset.split or 'all'}-v{dataset.version}"
         )
-        response["Content-Disposition"] = f'attachment; filename="{file_name}"'
-        return response
+        return attachment(response, file_name)
 
 
 class ImportView(PermissionRequiredMixin, FormView):

@@ -1,5 +1,6 @@
 from django import forms
 
+from accounts.inputs import one_line
 from benchmarks.spec import BenchmarkSpec
 from benchmarks.storage import check_upload_size
 from evaluation.models import Submission
@@ -9,7 +10,9 @@ class SubmissionForm(forms.Form):
     """An uploaded prediction file; the setting and variant offered are the dataset's benchmark's."""
 
     name = forms.CharField(
-        max_length=200, help_text='The row label in the report, e.g. "ResNet-50" or "Human".'
+        max_length=200,
+        validators=[one_line],
+        help_text='The row label in the report, e.g. "ResNet-50" or "Human".',
     )
     producer = forms.ChoiceField(
         label="Answers by", choices=Submission.Producer.choices, initial=Submission.Producer.MODEL
@@ -38,6 +41,7 @@ class SubmissionForm(forms.Form):
 class RenameForm(forms.Form):
     name = forms.CharField(
         max_length=200,
+        validators=[one_line],
         label="New name",
         help_text="The row label in the report; no other submission here may have it.",
     )

@@ -13,6 +13,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from accounts.inputs import one_line
 from benchmarks.models import Dataset, Item
 from benchmarks.storage import uploads
 
@@ -38,7 +39,9 @@ class Submission(models.Model):
     producer = models.CharField(max_length=16, choices=Producer.choices, default=Producer.MODEL)
     origin = models.CharField(max_length=16, choices=Origin.choices, default=Origin.UPLOAD)
     name = models.CharField(
-        max_length=200, help_text='The row label in reports: a model\'s name, or "Human".'
+        max_length=200,
+        validators=[one_line],
+        help_text='The row label in reports: a model\'s name, or "Human".',
     )
     setting = models.CharField(
         max_length=32,

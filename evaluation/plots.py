@@ -2,13 +2,14 @@
 
 Which plots a report shows is the benchmark's declaration (`spec.plots`: accuracy by
 transformation length, by question type, by language...); this module draws them, one series
-per submission. matplotlib is imported only when a plot is drawn, with the non-interactive Agg
-backend.
+per submission. matplotlib is imported only when a plot is drawn (`matplotlib_for_pages`), with
+the non-interactive Agg backend and every text drawn as written.
 """
 
 from __future__ import annotations
 
 import io
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
@@ -23,6 +24,19 @@ class Summarised(Protocol):
     summary: Mapping[str, Any]
 
 
+def matplotlib_for_pages():
+    """matplotlib, ready to draw for a page: the Agg backend, and text drawn literally. People's
+    words reach plots (submission names, row labels, annotators' questions): a `$` in them is a
+    dollar sign, not the start of mathtext, which drew "$x$" as math and failed on "$x" (a 500)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    matplotlib.rcParams["text.parse_math"] = False
+    # A character no installed font has (𝔘, say) is drawn as a box; the log need not say so each time.
+    warnings.filterwarnings("ignore", message="Glyph .* missing from", category=UserWarning)
+    return matplotlib
+
+
 #: Names per line of a plot's legend, and the height each line of it adds to the figure.
 LEGEND_COLUMNS = 3
 LEGEND_ROW_INCHES = 0.22
@@ -31,9 +45,7 @@ LEGEND_ROW_INCHES = 0.22
 def grouped_bars(
     title: str, groups: Sequence[str], series: dict[str, list[float | None]], ylabel: str
 ) -> str:
-    import matplotlib
-
-    matplotlib.use("Agg")
+    matplotlib_for_pages()
     from matplotlib import pyplot
 
     # The legend goes under the axes, never over a bar: a row of up to LEGEND_COLUMNS names per
@@ -104,9 +116,7 @@ def report_plots(spec: BenchmarkSpec, submissions: Sequence[Summarised]) -> list
 
 def overlap_plot(counts: Mapping[str, int], label_a: str, label_b: str) -> str:
     """Horizontal bars: units both rows miss, only B misses, only A misses, both get right."""
-    import matplotlib
-
-    matplotlib.use("Agg")
+    matplotlib_for_pages()
     from matplotlib import pyplot
 
     names = [

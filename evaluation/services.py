@@ -25,7 +25,8 @@ from django.db.models import Count, Q, TextField
 from django.db.models.functions import Cast
 from django.utils import timezone
 
-from accounts.roles import ADMIN, user_roles
+from accounts.inputs import text_problem
+from accounts.permissions import may_change
 from benchmarks.models import Dataset
 from benchmarks.records import FormatError, RecordError
 from benchmarks.services import beating
@@ -128,6 +129,8 @@ def name_problem(
     the one hiding the other. So a name is taken by any submission of the dataset with that name
     and setting that is a row of its own (a tester's submission, pooled into its plan's row, is not).
     """
+    if problem := text_problem(name, single_line=True):
+        return problem
     name = name.strip()
     if not name:
         return NAME_NEEDED
@@ -371,9 +374,7 @@ def delete_submissions(*, ids: Iterable[int]) -> None:
 def owner_problem(*, user: Any, submission: Submission) -> str | None:
     """Why `user` may not rename or delete `submission` (None when they may): everybody with the
     researcher role reads every report, but only who added a submission, or an admin, changes it."""
-    if submission.created_by_id is not None and submission.created_by_id == user.pk:
-        return None
-    if ADMIN in user_roles(user):
+    if may_change(user, submission):
         return None
     added_by = f" ({submission.created_by.username})" if submission.created_by_id else ""
     return (

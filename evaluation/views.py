@@ -12,6 +12,7 @@ from django.utils.functional import cached_property
 from django.utils.safestring import mark_safe
 from django.views.generic import FormView, View
 
+from accounts.inputs import attachment
 from benchmarks.records import FormatError
 from benchmarks.selectors import datasets_for
 from evaluation.comparison import ComparisonInputError
@@ -238,10 +239,7 @@ class ReportExportView(PermissionRequiredMixin, View):
         else:
             body = table_latex(table)
         response = HttpResponse(body, content_type=f"{self.FORMATS[extension]}; charset=utf-8")
-        response["Content-Disposition"] = (
-            f'attachment; filename="report-{dataset.benchmark}-{dataset.name}.{extension}"'
-        )
-        return response
+        return attachment(response, f"report-{dataset.benchmark}-{dataset.name}.{extension}")
 
 
 class CompareView(PermissionRequiredMixin, View):
@@ -417,10 +415,7 @@ class CompareExportView(PermissionRequiredMixin, View):
             raise Http404(str(error)) from None
         content_type, render_export = self.formats[extension]
         response = HttpResponse(render_export(result), content_type=content_type)
-        response["Content-Disposition"] = (
-            f'attachment; filename="dataset-{dataset.pk}-comparison.{extension}"'
-        )
-        return response
+        return attachment(response, f"dataset-{dataset.pk}-comparison.{extension}")
 
 
 class PairwiseExportView(PermissionRequiredMixin, View):
@@ -450,5 +445,4 @@ class PairwiseExportView(PermissionRequiredMixin, View):
             return HttpResponse(result["error"] + "\n", status=500, content_type="text/plain; charset=utf-8")
         content_type, render_export = self.formats[extension]
         response = HttpResponse(render_export(result), content_type=content_type)
-        response["Content-Disposition"] = f'attachment; filename="dataset-{dataset.pk}-pairs.{extension}"'
-        return response
+        return attachment(response, f"dataset-{dataset.pk}-pairs.{extension}")

@@ -13,6 +13,7 @@ import math
 from datetime import timedelta
 from typing import Any
 
+import orjson
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.utils import timezone
@@ -28,6 +29,8 @@ NETWORK_GRACE = timedelta(seconds=2)
 EARLY_TIMEOUT = timedelta(seconds=1)
 CLIENT_EVENT_TYPES = ("blur", "focus", "hidden", "visible")
 MAX_CLIENT_EVENTS = 2000
+#: The largest answer a trial keeps, in bytes of JSON (a TRANCE answer of 10 steps is ~400).
+MAX_ANSWER_BYTES = 16 * 1024
 #: Browser timings are milliseconds since the page was loaded: none is negative or over a week.
 MAX_CLIENT_MS = 7 * 24 * 3600 * 1000
 
@@ -146,6 +149,8 @@ def record_answer(trial_pk: int, tester, raw_answer: Any, raw_client: Any) -> Tr
             close_timed_out(trial, client={**client, "late_answer": True})
             return trial
         answer = trial_for(trial.item.dataset.benchmark).read_answer(unit_for(trial), raw_answer)
+        if len(orjson.dumps(answer)) > MAX_ANSWER_BYTES:
+            raise AnswerRefused("answer", f"an answer is at most {MAX_ANSWER_BYTES:,} bytes")
         trial.status = Trial.Status.ANSWERED
         trial.answered_at = now
         trial.answer = answer

@@ -14,6 +14,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from accounts.inputs import one_line, valid_text
 from benchmarks.models import Dataset, Item
 from evaluation.models import Submission
 
@@ -25,7 +26,7 @@ class TestPlan(models.Model):
         RANDOM = "random", "Random per tester (seeded)"
         FIXED = "fixed", "Fixed list, same for every tester"
 
-    name = models.CharField(max_length=200)
+    name = models.CharField(max_length=200, validators=[one_line])
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="test_plans")
     setting = models.CharField(
         max_length=16,
@@ -34,11 +35,19 @@ class TestPlan(models.Model):
         help_text="One of the benchmark's settings; empty when it has none.",
     )
     row_label = models.CharField(
-        max_length=100, default="Human", help_text="The pooled row's label in the evaluation report."
+        max_length=100,
+        default="Human",
+        validators=[one_line],
+        help_text="The pooled row's label in the evaluation report.",
     )
-    brief = models.TextField(blank=True, default="", help_text="Shown to testers before they start.")
+    brief = models.TextField(
+        blank=True, default="", validators=[valid_text], help_text="Shown to testers before they start."
+    )
     guidance = models.TextField(
-        blank=True, default="", help_text="Shown with every practice item's answer (how to read it)."
+        blank=True,
+        default="",
+        validators=[valid_text],
+        help_text="Shown with every practice item's answer (how to read it).",
     )
     items_per_tester = models.PositiveIntegerField(default=20)
     draw = models.CharField(max_length=16, choices=Draw.choices, default=Draw.RANDOM)

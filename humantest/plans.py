@@ -12,6 +12,7 @@ from typing import Any
 
 from django.db import transaction
 
+from accounts.inputs import text_problem
 from benchmarks.spec import one_of
 from humantest.models import PLAN_CHOICES, TestPlan
 from humantest.trials import BenchmarkTrial, NoTrial, trial_for
@@ -109,6 +110,10 @@ def create_test_plan(*, created_by, testers: Iterable[Any] = (), **choices: Any)
         fixed_items=plan.fixed_items,
         row_label=plan.row_label,
     )
+    for field, single_line in (("name", True), ("row_label", True), ("brief", False), ("guidance", False)):
+        value = getattr(plan, field)
+        if isinstance(value, str) and (problem := text_problem(value, single_line=single_line)):
+            problems.setdefault(field, problem)
     if problems:
         raise PlanRefused(problems)
     with transaction.atomic():

@@ -20,6 +20,8 @@ from django.templatetags.static import static
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
+from accounts import inputs
+from accounts.permissions import may_change, ownership_problem
 from humantest import clock, selectors, sessions
 from humantest.drawing import PlanProblem
 from humantest.forms import TestPlanForm
@@ -152,16 +154,17 @@ def resume(request, pk: int):
     return redirect("humantest:session", pk=pk)
 
 
+#: The largest answer body a trial takes, in bytes: the answer and the browser's timings (up to
+#: clock.MAX_CLIENT_EVENTS focus events of ~35 bytes each).
+TRIAL_BODY_LIMIT = 128 * 1024
+
+
 def read_json(request) -> dict:
+    """The answer's JSON body, through the input gate (accounts/inputs.py)."""
     try:
-        body = json.loads(request.body or b"{}")
-    except (ValueError, UnicodeDecodeError) as error:
-        raise AnswerRefused("body", f"not JSON: {error}") from error
-    except RecursionError:
-        raise AnswerRefused("body", "not an answer: nested too deeply") from None
-    if not isinstance(body, dict):
-        raise AnswerRefused("body", "expected a JSON object")
-    return body
+        return inputs.read_json(request.body, max_bytes=TRIAL_BODY_LIMIT)
+    except inputs.InputRefused as error:
+        raise AnswerRefused(error.field, error.message) from None
 
 
 def result_json(trial: Trial) -> dict:
@@ -322,6 +325,7 @@ def plan_results(request, pk: int):
             "flagged": flagged,
             "validate_flagged": validate_flagged,
             "balance_label": balance_label(plan),
+            "may_change": may_change(request.user, plan),
         },
     )
 
@@ -332,6 +336,8 @@ def plan_delete(request, pk: int):
     """GET: what deleting the plan takes with it, and a button; POST: delete it (a plan the
     researcher cannot see is a 404, as on its page)."""
     plan = get_object_or_404(selectors.plans_for_researcher(request.user), pk=pk)
+    if problem := ownership_problem(request.user, plan, f"test plan “{plan.name}”"):
+        raise PermissionDenied(problem)
     if request.method == "POST":
         taken = selectors.what_deleting_takes(plan)
         name, dataset = plan.name, str(plan.dataset)
@@ -373,5 +379,4 @@ def plan_export(request, pk: int, fmt: str):
                 }
             )
         response = HttpResponse(buffer.getvalue(), content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="plan-{plan.pk}-trials.{fmt}"'
-    return response
+    return inputs.attachment(response, f"plan-{plan.pk}-trials.{fmt}")

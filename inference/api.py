@@ -3,10 +3,10 @@
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, permissions, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.response import Response
 
-from accounts.permissions import requires
+from accounts.permissions import ownership_problem, requires
 from benchmarks.selectors import datasets_for
 from inference.models import ModelRun
 from inference.selectors import runs_for
@@ -66,6 +66,9 @@ class ModelRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
     @extend_schema(request=None, responses=ModelRunSerializer)
     @action(detail=True, methods=["post"])
     def cancel(self, request, pk=None):
-        """Cancel a run: a queued one at once, a running one at its next batch."""
-        run = cancel_run(self.get_object())
+        """Cancel a run: a queued one at once, a running one at its next batch (its owner or an admin)."""
+        run = self.get_object()
+        if problem := ownership_problem(request.user, run, f"model run {run.pk}"):
+            raise PermissionDenied(problem)
+        run = cancel_run(run)
         return Response(ModelRunSerializer(ModelRun.objects.get(pk=run.pk)).data)

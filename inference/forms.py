@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django import forms
 
+from accounts import inputs
 from benchmarks.selectors import datasets_for
 from inference.models import ModelRun
 from inference.selectors import checkpoint_files, runnable_baselines
@@ -22,7 +23,9 @@ class RunForm(forms.Form):
     )
     device = forms.ChoiceField(choices=ModelRun.Device.choices, initial=ModelRun.Device.AUTO)
     batch_size = forms.IntegerField(min_value=1, max_value=MAX_BATCH_SIZE, initial=32)
-    seed = forms.IntegerField(initial=0, help_text="The same seed gives the same answers.")
+    seed = forms.IntegerField(
+        initial=0, help_text="The same seed gives the same answers.", **inputs.INT32_BOUNDS
+    )
 
     def __init__(self, *args, user, **kwargs):
         super().__init__(*args, **kwargs)
@@ -33,8 +36,10 @@ class RunForm(forms.Form):
             (f"{benchmark}:{baseline.name}", f"{baseline.spec.title}: {baseline.title}")
             for benchmark, baseline in self.baselines
         ]
+        # By file name: the server's folders are not shown on the page.
+        self.checkpoints = {path.name: path for path in checkpoint_files()}
         self.fields["checkpoint"].choices = [("", "the baseline's own")] + [
-            (str(path), path.name) for path in checkpoint_files()
+            (name, name) for name in self.checkpoints
         ]
 
     def clean(self):
@@ -51,6 +56,7 @@ class RunForm(forms.Form):
                 "dataset: choose one of its baselines",
             )
         data["baseline_name"] = name
+        data["checkpoint"] = self.checkpoints.get(data.get("checkpoint") or "")
         if not data.get("setting"):
             data["setting"] = dataset.spec.settings[0].value
         return data

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from accounts.inputs import INT32_BOUNDS
 from benchmarks.models import Dataset
 from inference.models import ModelRun
 from inference.selectors import checkpoint_files
@@ -40,7 +41,7 @@ class StartRunSerializer(serializers.Serializer):
     )
     device = serializers.ChoiceField(choices=ModelRun.Device.values, default=ModelRun.Device.AUTO)
     batch_size = serializers.IntegerField(min_value=1, max_value=MAX_BATCH_SIZE, default=32)
-    seed = serializers.IntegerField(default=0)
+    seed = serializers.IntegerField(default=0, **INT32_BOUNDS)
 
     def validate_checkpoint(self, value: str) -> str:
         if not value:

@@ -118,10 +118,16 @@ def start_run(
     user=None,
     enqueue: bool = True,
 ) -> ModelRun:
-    """A new queued run (on the `gpu` queue unless `enqueue` is False); RunRefused creates nothing."""
+    """A new queued run (on the `gpu` queue unless `enqueue` is False); RunRefused creates nothing.
+
+    A person has at most settings.MODEL_RUNS_PER_PERSON runs queued or running at once: the queue
+    is shared, and one person's 25 runs would keep everybody else's waiting behind them.
+    """
     chosen, path = checked_baseline(
         dataset, baseline, setting=setting, checkpoint=checkpoint, batch_size=batch_size, device=device
     )
+    if user is not None and (problem := run_limit_problem(user)):
+        raise RunRefused(problem)
     run = ModelRun.objects.create(
         dataset=dataset,
         baseline=chosen.name,
@@ -140,6 +146,20 @@ def start_run(
 
         transaction.on_commit(lambda: run_model.apply_async((run.pk,), queue=GPU_QUEUE))
     return run
+
+
+def run_limit_problem(user) -> str | None:
+    """Why `user` may not start another run now (None when they may)."""
+    limit = settings.MODEL_RUNS_PER_PERSON
+    active = ModelRun.objects.filter(
+        created_by=user, status__in=(ModelRun.Status.QUEUED, ModelRun.Status.RUNNING)
+    ).count()
+    if limit <= 0 or active < limit:
+        return None
+    return (
+        f"you have {active} model runs queued or running, the most one person may have at once "
+        f"({limit}): wait for one to finish, or cancel one"
+    )
 
 
 @memoize

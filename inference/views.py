@@ -9,6 +9,7 @@ from django.http import Http404, JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
+from accounts.permissions import may_change, ownership_problem
 from inference import selectors, services
 from inference.forms import RunForm
 from inference.models import ModelRun
@@ -81,7 +82,11 @@ def run_detail(request, pk: int):
     run = visible_run(request, pk)
     if request.headers.get("Accept") == "application/json" or request.GET.get("format") == "json":
         return JsonResponse(ModelRunSerializer(run).data)
-    return render(request, "inference/run_detail.html", {"run": run, "Status": ModelRun.Status})
+    return render(
+        request,
+        "inference/run_detail.html",
+        {"run": run, "Status": ModelRun.Status, "may_change": may_change(request.user, run)},
+    )
 
 
 @login_required
@@ -90,6 +95,8 @@ def run_cancel(request, pk: int):
     run = visible_run(request, pk)
     if not request.user.has_perm("inference.change_modelrun"):
         raise PermissionDenied
+    if problem := ownership_problem(request.user, run, f"model run {run.pk}"):
+        raise PermissionDenied(problem)
     run = services.cancel_run(run)
     messages.info(request, f"Model run {run.pk}: {run.stage}.")
     return redirect("inference:run", pk=run.pk)

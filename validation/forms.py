@@ -4,6 +4,7 @@ from django import forms
 from django.contrib.auth import get_user_model
 from django.utils.translation import gettext_lazy as _
 
+from accounts import inputs
 from accounts.roles import ANNOTATOR, REVIEWER
 from benchmarks.selectors import datasets_for
 from validation.checks import check_for, validatable_benchmarks
@@ -13,10 +14,13 @@ from validation.models import Plan
 class PlanForm(forms.Form):
     """A plan's choices; `services.create_plan`, which the view calls, checks the same rules."""
 
-    name = forms.CharField(max_length=200)
+    name = forms.CharField(max_length=200, validators=[inputs.one_line])
     dataset = forms.ModelChoiceField(queryset=None)
     sample_size = forms.IntegerField(
-        required=False, min_value=1, help_text=_("How many items to check; or leave empty and give a margin.")
+        required=False,
+        min_value=1,
+        max_value=inputs.INT32_BOUNDS["max_value"],
+        help_text=_("How many items to check; or leave empty and give a margin."),
     )
     margin = forms.FloatField(
         required=False,
@@ -31,7 +35,7 @@ class PlanForm(forms.Form):
         help_text=_("Stratify on these; every combination is a stratum."),
     )
     allocation = forms.ChoiceField(choices=Plan.Allocation.choices, initial=Plan.Allocation.PROPORTIONAL)
-    seed = forms.IntegerField(initial=0)
+    seed = forms.IntegerField(initial=0, **inputs.INT32_BOUNDS)
     overlap = forms.FloatField(
         initial=0.1,
         min_value=0,
@@ -41,21 +45,30 @@ class PlanForm(forms.Form):
     validators_per_overlap = forms.TypedChoiceField(
         choices=[(2, "2"), (3, "3")], coerce=int, initial=2, label=_("Validators per overlap item")
     )
-    lease_seconds = forms.IntegerField(initial=600, min_value=30, label=_("Lease (seconds)"))
+    lease_seconds = forms.IntegerField(
+        initial=600, min_value=30, max_value=24 * 3600, label=_("Lease (seconds)")
+    )
     validators = forms.ModelMultipleChoiceField(queryset=None, widget=forms.CheckboxSelectMultiple)
-    instructions = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}))
+    instructions = forms.CharField(
+        required=False,
+        max_length=20_000,
+        validators=[inputs.valid_text],
+        widget=forms.Textarea(attrs={"rows": 3}),
+    )
     # A plan over chosen items (the items every tester failed, sent from a test plan's results):
     # their ids, and where the list came from. Hidden: the page says what they are.
     items = forms.CharField(required=False, widget=forms.HiddenInput)
-    source = forms.CharField(required=False, max_length=300, widget=forms.HiddenInput)
+    source = forms.CharField(
+        required=False, max_length=300, validators=[inputs.valid_text], widget=forms.HiddenInput
+    )
 
     def clean_items(self) -> list[int] | None:
         text = self.cleaned_data.get("items", "").strip()
         if not text:
             return None
         try:
-            return [int(part) for part in text.split(",") if part.strip()]
-        except ValueError:
+            return inputs.integers([part for part in text.split(",") if part.strip()], "items")
+        except inputs.InputRefused:
             raise forms.ValidationError(_("the items are given by their ids, separated by commas")) from None
 
     def __init__(self, *args, user=None, **kwargs) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from accounts.inputs import one_line
 from annotation.models import Assignment, Project, Task
 from benchmarks.models import Dataset, Item
 
@@ -26,7 +27,7 @@ class Plan(models.Model):
         PROPORTIONAL = "proportional", "Proportional to the strata's sizes"
         EQUAL = "equal", "Equal per stratum"
 
-    name = models.CharField(max_length=200)
+    name = models.CharField(max_length=200, validators=[one_line])
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="validation_plans")
     project = models.OneToOneField(Project, on_delete=models.CASCADE, related_name="validation_plan")
     strata = models.JSONField(default=list, blank=True, help_text="The stratifiers chosen, by key.")

@@ -12,9 +12,9 @@ def error_rates_plot(
 ) -> bytes:
     """Horizontal bars: each judged stratum's error rate with its Wilson interval; the stratified
     estimate and its interval as a vertical line and band. PNG bytes."""
-    import matplotlib
+    from evaluation.plots import matplotlib_for_pages
 
-    matplotlib.use("Agg")
+    matplotlib_for_pages()
     from matplotlib import pyplot
 
     judged = [stratum for stratum in strata if stratum.get("judged")]

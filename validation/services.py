@@ -18,6 +18,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from accounts.inputs import text_problem
 from annotation import queue
 from annotation.models import Assignment, Project, Task
 from benchmarks.models import Dataset, ItemMark
@@ -105,8 +106,10 @@ def plan_problems(
     items: list[int] | None = None,
 ) -> dict[str, str]:
     problems: dict[str, str] = {}
-    if not name.strip():
+    if not isinstance(name, str) or not name.strip():
         problems["name"] = _("a plan needs a name")
+    elif problem := text_problem(name, single_line=True):
+        problems["name"] = problem
     try:
         check = check_for(dataset.benchmark)
     except NoCheck as error:
@@ -157,8 +160,8 @@ def plan_problems(
         ) % {"count": validators_per_overlap}
     if not validators:
         problems.setdefault("validators", _("choose at least one validator"))
-    if lease_seconds < 30:
-        problems["lease_seconds"] = _("a lease of under 30 seconds cannot be kept alive by the page")
+    if not 30 <= lease_seconds <= 24 * 3600:
+        problems["lease_seconds"] = _("a lease lasts between 30 seconds and a day")
     return problems
 
 

@@ -1,6 +1,5 @@
 from django.urls import path
 
-from annotation import views as queue_views
 from validation import views
 
 app_name = "validation"
@@ -17,7 +16,7 @@ urlpatterns = [
     path("plans/<int:pk>/next/", views.next_task, name="next"),
     path("assignments/<int:pk>/save/", views.save, name="save"),
     # A lease is a lease: the annotation queue's heartbeat serves validation assignments as they are.
-    path("assignments/<int:pk>/heartbeat/", queue_views.heartbeat, name="heartbeat"),
+    path("assignments/<int:pk>/heartbeat/", views.heartbeat, name="heartbeat"),
     path("assignments/<int:pk>/submit/", views.submit, name="submit"),
     path("assignments/<int:pk>/skip/", views.skip, name="skip"),
 ]

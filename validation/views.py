@@ -22,10 +22,12 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
 
-from annotation import queue
-from annotation.models import Assignment
+from accounts import inputs
+from accounts.permissions import may_change, ownership_problem
+from annotation import permissions, queue
+from annotation.models import Assignment, Project
 from annotation.services import Refused, problem
-from annotation.views import queue_error, read_json, read_version, refused
+from annotation.views import beat, queue_error, read_json, read_reason, read_version, refused
 from benchmarks.models import Item
 from validation import plots, selectors, services
 from validation.checks import VerdictRefused, check_for
@@ -69,16 +71,7 @@ def own_plan(request, pk: int) -> Plan:
 
 
 def own_assignment(request, pk: int) -> Assignment:
-    assignment = get_object_or_404(
-        Assignment.objects.select_related(
-            "task__project__validation_plan", "task__item__dataset", "task__item__scene"
-        ),
-        pk=pk,
-        task__project__validation_plan__isnull=False,
-    )
-    if assignment.annotator_id != request.user.pk:
-        raise PermissionDenied
-    return assignment
+    return permissions.worker_assignment(request.user, pk, Project.Kind.VALIDATION)
 
 
 def task_data(assignment: Assignment) -> dict:
@@ -116,7 +109,9 @@ def task_data(assignment: Assignment) -> dict:
 @login_required
 def work(request, pk: int):
     plan = own_plan(request, pk)
-    held = queue.held_by(plan.project, request.user, timezone.now())
+    held = queue.in_hand(plan.project, request.user, timezone.now())
+    if held is not None and held.status != Assignment.Status.LEASED:
+        held = None  # validation work is never returned; were it, taking it is a POST
     check = check_for(plan.dataset.benchmark)
     context = {
         "plan": plan,
@@ -132,7 +127,11 @@ def work(request, pk: int):
 @require_POST
 def next_task(request, pk: int):
     plan = own_plan(request, pk)
-    if queue.claim(plan.project, request.user) is None:
+    try:
+        taken = queue.claim(plan.project, request.user)
+    except queue.NotMember:
+        raise PermissionDenied("you are not a validator of this plan") from None
+    if taken is None:
         messages.info(request, _("Nothing is left for you to check in this plan."))
     return redirect("validation:work", pk=plan.pk)
 
@@ -142,10 +141,10 @@ def next_task(request, pk: int):
 def save(request, pk: int):
     assignment = own_assignment(request, pk)
     try:
-        body = read_json(request)
+        body = read_json(request, max_bytes=DRAFT_LIMIT)
         version = read_version(body)
         answers = body.get("answers")
-        if not isinstance(answers, dict) or len(request.body) > DRAFT_LIMIT:
+        if not isinstance(answers, dict):
             raise Refused([problem(None, "answers", "json", _("expected the answers as an object"))])
         new_version, until = queue.save_draft(assignment, request.user, version, {"answers": answers})
     except Refused as error:
@@ -156,8 +155,17 @@ def save(request, pk: int):
 
 
 def next_payload(request, plan: Plan) -> dict | None:
-    following = queue.claim(plan.project, request.user)
+    try:
+        following = queue.claim(plan.project, request.user)
+    except queue.NotMember:
+        return None
     return task_data(following) if following else None
+
+
+@login_required
+@require_POST
+def heartbeat(request, pk: int):
+    return beat(request, own_assignment(request, pk))
 
 
 @login_required
@@ -185,10 +193,8 @@ def skip(request, pk: int):
     assignment = own_assignment(request, pk)
     try:
         body = read_json(request)
-        reason = body.get("reason")
-        if not isinstance(reason, str) or not reason.strip():
-            raise Refused([problem(None, "reason", "required", _("say why you skip this item"))])
-        queue.skip(assignment, request.user, read_version(body), reason.strip()[:2000])
+        reason = read_reason(body, _("say why you skip this item"))
+        queue.skip(assignment, request.user, read_version(body), reason)
     except Refused as error:
         return refused(error)
     except queue.QueueError as error:
@@ -302,6 +308,7 @@ def plan_detail(request, pk: int):
         "report": report,
         "parameters": selectors.parameters(plan),
         "marked": marked,
+        "may_change": may_change(request.user, plan),
         "stratifiers": [check.stratifier(key).label for key in plan.strata if key],
     }
     return render(request, "validation/plan_detail.html", context)
@@ -437,8 +444,7 @@ def plan_export(request, pk: int, extension: str):
         response = HttpResponse(output.getvalue(), content_type="text/csv")
     else:
         raise Http404("no such format")
-    response["Content-Disposition"] = f'attachment; filename="{stem}.{extension}"'
-    return response
+    return inputs.attachment(response, f"{stem}.{extension}")
 
 
 @login_required
@@ -448,6 +454,10 @@ def plan_mark(request, pk: int):
     if not request.user.has_perm("validation.add_plan"):
         raise PermissionDenied
     plan = researcher_plan(request, pk)
+    if problem := ownership_problem(
+        request.user, plan, _("validation plan “%(name)s”") % {"name": plan.name}
+    ):
+        raise PermissionDenied(problem)
     if request.POST.get("action") == "unmark":
         count = services.unmark(plan)
         messages.success(request, _("%(n)s marks removed.") % {"n": count})

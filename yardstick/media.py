@@ -23,6 +23,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, Http404, HttpResponse
 from django.utils.http import content_disposition_header
 
+from accounts.inputs import file_name
 from annotation.selectors import files_shown_to as files_worked_on
 from benchmarks.selectors import datasets_for
 from humantest.selectors import files_shown_to
@@ -62,7 +63,7 @@ def serve_media(request, path: str):
         response["X-Accel-Redirect"] = settings.MEDIA_ACCEL_REDIRECT.rstrip("/") + "/" + relative
     else:
         response = FileResponse(location.open("rb"), content_type=sent_as)
-    response["Content-Disposition"] = content_disposition_header(not inline, name)
+    response["Content-Disposition"] = content_disposition_header(not inline, file_name(name))
     response["X-Content-Type-Options"] = "nosniff"
     response["Content-Security-Policy"] = "sandbox; default-src 'none'"
     response["Cache-Control"] = "private, max-age=3600"

@@ -261,6 +261,12 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.TokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # JSON bodies pass the input gate (accounts/inputs.py): deep, non-finite or non-Unicode ones are a 400.
+    "DEFAULT_PARSER_CLASSES": [
+        "accounts.parsers.GatedJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
@@ -301,6 +307,8 @@ CELERY_TASK_QUEUES = [Queue("celery"), Queue("imports"), Queue("gpu")]
 CELERY_TASK_ROUTES = {"benchmarks.run_import": {"queue": "imports"}, "inference.run_model": {"queue": "gpu"}}
 # Processes that read and decode images for a learned baseline's batches (0: the run's own process).
 INFERENCE_LOADER_WORKERS = int(os.environ.get("YARDSTICK_INFERENCE_LOADER_WORKERS", "0"))
+# The most model runs one person may have queued or running at once (0: no limit).
+MODEL_RUNS_PER_PERSON = int(os.environ.get("YARDSTICK_MODEL_RUNS_PER_PERSON", "4"))
 # Where checkpoints people can choose on the run form live (files named *.pt), besides the shipped ones.
 CHECKPOINT_DIR = Path(os.environ.get("YARDSTICK_CHECKPOINT_DIR", str(VAR_DIR / "checkpoints")))
 # A running import's worker beats every JOB_HEARTBEAT_S; a job without a beat for JOB_LOST_AFTER_S

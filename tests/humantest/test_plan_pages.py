@@ -57,7 +57,7 @@ def test_deleting_a_plan_asks_first_then_takes_its_rows_off_the_report(
 ):
     researcher = make_user("rita", "researcher")
     alice, bob = make_user("alice", "tester"), make_user("bob", "tester")
-    plan = make_plan(trance_dataset, alice, bob, row_label="Human")
+    plan = make_plan(trance_dataset, alice, bob, row_label="Human", created_by=researcher)
     kept = make_plan(
         trance_dataset,
         alice,
@@ -71,6 +71,12 @@ def test_deleting_a_plan_asks_first_then_takes_its_rows_off_the_report(
         answer_all(kept, alice)
         sessions.begin_test(sessions.start_session(plan, bob))  # bob is half-way
     assert sorted(row.label for row in report_table(trance_dataset).rows) == ["Human", "Human (basic)"]
+    # Another researcher reads the plan, but only who made it (or an admin) deletes it.
+    logged_in(client, make_user("rex", "researcher"))
+    assert "/delete/" not in client.get(f"/test/plans/{plan.pk}/").content.decode()
+    refused = client.post(f"/test/plans/{plan.pk}/delete/")
+    assert refused.status_code == 403 and "(rita), or an admin" in refused.content.decode()
+    assert TestPlan.objects.filter(pk=plan.pk).exists()
     logged_in(client, researcher)
 
     page = client.get(f"/test/plans/{plan.pk}/")
@@ -109,7 +115,7 @@ def test_deleting_a_plan_asks_first_then_takes_its_rows_off_the_report(
 
 def test_a_plan_no_one_has_opened_is_deleted_with_nothing_else(trance_dataset, client):
     researcher = make_user("rita", "researcher")
-    plan = make_plan(trance_dataset, make_user("tom", "tester"))
+    plan = make_plan(trance_dataset, make_user("tom", "tester"), created_by=researcher)
     logged_in(client, researcher)
     shown = text(client.get(f"/test/plans/{plan.pk}/delete/"))
     assert "no tester session: no tester has opened the test yet" in shown

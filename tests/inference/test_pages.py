@@ -56,8 +56,9 @@ def test_the_form_refuses_a_baseline_of_another_benchmark_naming_both(dots, tran
 
 
 def test_the_run_page_follows_progress_as_json_and_cancels(dots, client):
-    client.force_login(make_user("rita", "researcher"))
-    run = start_run(dataset=dots, baseline="blobs", enqueue=False)
+    rita = make_user("rita", "researcher")
+    client.force_login(rita)
+    run = start_run(dataset=dots, baseline="blobs", enqueue=False, user=rita)
     now = timezone.now()
     ModelRun.objects.filter(pk=run.pk).update(
         status="running", done=3, total=8, started_at=now, heartbeat_at=now
@@ -66,6 +67,13 @@ def test_the_run_page_follows_progress_as_json_and_cancels(dots, client):
     assert (data["status"], data["done"], data["total"], data["percent"]) == ("running", 3, 8, 37)
     page = client.get(f"/models/{run.pk}/").content.decode()
     assert 'id="run-cancel"' in page
+    # Another researcher follows it too, but only who started it (or an admin) cancels it.
+    client.force_login(make_user("rex", "researcher"))
+    assert 'id="run-cancel"' not in client.get(f"/models/{run.pk}/").content.decode()
+    assert client.post(f"/models/{run.pk}/cancel/").status_code == 403
+    run.refresh_from_db()
+    assert not run.cancel_requested
+    client.force_login(rita)
     client.post(f"/models/{run.pk}/cancel/")
     run.refresh_from_db()
     assert run.cancel_requested and run.status == "running" and "next batch" in run.stage
@@ -86,7 +94,8 @@ def test_the_api_starts_lists_and_cancels_runs_and_refuses_bad_choices(
     dots, django_capture_on_commit_callbacks
 ):
     api = APIClient()
-    api.force_authenticate(make_user("rita", "researcher"))
+    rita = make_user("rita", "researcher")
+    api.force_authenticate(rita)
     with django_capture_on_commit_callbacks(execute=True):
         response = api.post(
             "/api/v1/model-runs/", {"dataset": dots.pk, "baseline": "guess", "seed": 2}, format="json"
@@ -106,7 +115,11 @@ def test_the_api_starts_lists_and_cancels_runs_and_refuses_bad_choices(
         format="json",
     )
     assert refused.status_code == 400 and "no checkpoint named" in str(refused.json()["checkpoint"])
-    queued = start_run(dataset=dots, baseline="guess", enqueue=False)
+    queued = start_run(dataset=dots, baseline="guess", enqueue=False, user=rita)
+    other = APIClient()
+    other.force_authenticate(make_user("rex", "researcher"))
+    refused = other.post(f"/api/v1/model-runs/{queued.pk}/cancel/")
+    assert refused.status_code == 403 and "(rita), or an admin" in refused.json()["detail"]
     cancelled = api.post(f"/api/v1/model-runs/{queued.pk}/cancel/").json()
     assert cancelled["status"] == "cancelled"
     assert Submission.objects.filter(dataset=dots).count() == 1

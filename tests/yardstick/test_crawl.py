@@ -1,9 +1,11 @@
-"""Every page, as every role, after a scripted mix of actions: no 500 anywhere.
+"""Every page, as every role, after a scripted mix of actions and hostile input: no 500 anywhere.
 
 The actions leave the odd but legal states a real site has: datasets of every benchmark with and
 without images, an empty dataset, model and human submissions, a deleted submission, plans with
 no tester yet, with testers who share no item, half done, paused, finished, a plan whose pooled
-row was deleted, succeeded and failed imports. Then each role starts at the home page and follows
+row was deleted, succeeded and failed imports; then every hostile string (tests/yardstick/hostile.py)
+typed into every form and JSON endpoint by each role, and names with line breaks stored before
+names were checked. Then each role starts at the home page and follows
 every link (pages, exports, the browsable API, images), as far as they lead.
 """
 
@@ -18,16 +20,19 @@ from django.test import Client
 
 from annotation import queue as annotation_queue
 from annotation import services as annotation_services
-from annotation.models import QAPair
+from annotation.models import Project, QAPair
 from benchmarks.models import Dataset, ImportJob
 from benchmarks.services import import_dataset, run_import_job
+from evaluation.models import Submission
 from evaluation.services import delete_submissions, submit_predictions
 from humantest import clock, sessions
 from humantest.models import TestPlan
 from inference import services as inference_services
 from tests.benchmarks import builders
 from tests.factories import make_user
+from tests.yardstick import hostile
 from validation import services as validation_services
+from validation.models import Plan
 
 pytestmark = pytest.mark.django_db
 
@@ -63,7 +68,7 @@ def answer_all(plan, tester, *, stop_after=None, pause=False):
 
 
 @pytest.fixture
-def busy_site(trance_dataset, tmp_path, django_capture_on_commit_callbacks):
+def busy_site(trance_dataset, tmp_path, django_capture_on_commit_callbacks, settings):
     from benchmarks.cric.samples import generate_samples as cric_samples
     from benchmarks.stevqa.samples import generate_samples as stevqa_samples
 
@@ -101,7 +106,7 @@ def busy_site(trance_dataset, tmp_path, django_capture_on_commit_callbacks):
         name="refs",
         scenes_data=orjson.dumps(builders.clevrref_scenes()),
     )
-    Dataset.objects.create(benchmark="cric", name="empty", created_by=researcher)
+    empty = Dataset.objects.create(benchmark="cric", name="empty", created_by=researcher)
 
     with django_capture_on_commit_callbacks(execute=True):
         submit_predictions(
@@ -199,6 +204,35 @@ def busy_site(trance_dataset, tmp_path, django_capture_on_commit_callbacks):
     )
     inference_services.finish(failed, "failed", error="CUDA out of memory")
     inference_services.start_run(dataset=trance_dataset, baseline="trancenet", setting="view", enqueue=False)
+    # Hostile text typed into every form and JSON endpoint by each role (issue 25): what the input
+    # gate lets through is stored, for every page below to show; nothing is a 500 on the way in.
+    with django_capture_on_commit_callbacks(execute=True):
+        answered = hostile.scatter(
+            researcher=researcher,
+            annotator=annotator,
+            reviewer=reviewer,
+            validator=reviewer,
+            tester=testers[2],
+            signs=signs,
+            cric=cric,
+            validation_plan=plan,
+            test_plan=nobody,
+            settings=settings,
+        )
+    assert answered.get("5xx", 0) == 0 and answered["4xx"] > 20, answered
+    # What the gate let through is stored as typed: names, questions, comments, answers.
+    assert Submission.objects.filter(name="<script>alert(1)</script>").exists()
+    assert TestPlan.objects.filter(name="$\\frac{1").exists()
+    assert TestPlan.objects.filter(brief="{{ request.user }} {% debug %}").exists()
+    assert QAPair.objects.filter(question="what is $x$?").exists()
+    assert Project.objects.filter(name="\u202eRTL override").exists()
+    assert Plan.objects.filter(name="𝔘𝔫𝔦𝔠𝔬𝔡𝔢 😀 中文问题？").exists()
+    # And names with line breaks stored before names were checked, for their pages and downloads.
+    Dataset.objects.filter(pk=empty.pk).update(name="legacy\r\nname", split="a\nb")
+    Project.objects.filter(name="Untouched").update(name="Untouched\r\nproject")
+    TestPlan.objects.filter(pk=pooled_gone.pk).update(name="Pool\r\ndeleted", row_label="P\nQ")
+    Plan.objects.filter(pk=plan.pk).update(name="Check\r\nplan")
+    Submission.objects.filter(name="reader").update(name="reader\r\nrow")
     return {"refs": clevrref, "project": project, "waiting": pairs[1] if len(pairs) > 2 else pairs[0]}
 
 

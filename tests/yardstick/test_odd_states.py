@@ -112,16 +112,23 @@ def test_an_stevqa_coordinate_beyond_64_bits_is_scored_or_refused_never_a_crash(
     plan.testers.add(tester)
     session = sessions.begin_test(sessions.start_session(plan, tester))
     client.force_login(tester)
+    # Past 64 bits: refused by the input gate, naming the coordinate.
     huge = {"answer": "x", "evidence": [2**70, 0, 9, 0, 9, 9, 0, 9]}
     trial, _ = clock.serve_current_trial(session)
     response = client.post(
         f"/test/trials/{trial.pk}/answer/", {"answer": huge}, content_type="application/json"
     )
+    assert response.status_code == 400 and response.json()["field"] == "answer.evidence[0]"
+    # Far out but a number: scored (the box is nowhere near the truth).
+    far = {"answer": "x", "evidence": [1e21, 0, 9, 0, 9, 9, 0, 9]}
+    response = client.post(
+        f"/test/trials/{trial.pk}/answer/", {"answer": far}, content_type="application/json"
+    )
     assert response.status_code == 200 and response.json()["result"]["LC"] < 1e-9
     beyond_floats = '{"answer": {"answer": "x", "evidence": [1' + "0" * 400 + ", 0, 9, 0, 9, 9, 0, 9]}}"
     trial, _ = clock.serve_current_trial(session)
     response = client.post(f"/test/trials/{trial.pk}/answer/", beyond_floats, content_type="application/json")
-    assert response.status_code == 400 and response.json()["field"] == "evidence[0]"
+    assert response.status_code == 400 and response.json()["field"] == "answer.evidence[0]"
 
 
 def test_a_million_empty_records_give_a_short_summary_not_millions_of_messages():

@@ -158,7 +158,8 @@ class Check:
         names = {question.name for question in self.questions}
         unknown = sorted(set(raw) - names)
         if unknown:
-            raise VerdictRefused(unknown[0], "is not a question of this form")
+            field = unknown[0] if unknown[0].strip() else "answers"  # a key of white space names nothing
+            raise VerdictRefused(field, "is not a question of this form")
         step_count = len(self.steps(item))
         answers: dict[str, Any] = {}
         for question in self.questions:

@@ -23,6 +23,8 @@ const SAVE_DELAY_MS = 800;
 const RETRY_MS = 5000;
 
 const labels = readLabels();
+// The server took the task away: the lease ran out (409), or the person left the project (403).
+const stopped = (status, payload) => status === 409 || payload.error === "not_member";
 const page = document.getElementById("author-page");
 const $ = (id) => document.getElementById(id);
 let session = null; // everything about the task on screen; replaced when the next one comes
@@ -134,7 +136,7 @@ async function saveLoop(s, { keepalive = false } = {}) {
     }
     s.dirty = true;
     if (status === 409 && payload.error === "stale") showConflict(s, payload, sent);
-    else if (status === 409) leaseLost(s, payload.message);
+    else if (stopped(status, payload)) leaseLost(s, payload.message);
     else {
       showStatus("offline");
       s.retry = setTimeout(() => saveNow(s), RETRY_MS);
@@ -231,7 +233,7 @@ async function beat(s) {
   if (s !== session || s.blocked === "lease") return;
   s.lastBeat = Date.now();
   const { status, payload } = await post(s.task.urls.heartbeat, {});
-  if (s === session && status === 409) leaseLost(s, payload.message);
+  if (s === session && stopped(status, payload)) leaseLost(s, payload.message);
 }
 
 document.addEventListener("visibilitychange", () => {
@@ -502,7 +504,7 @@ async function submit(s) {
   if (ok) finish(s, payload.next, labels.submitted);
   else if (status === 400) showErrors(s, payload.errors);
   else if (status === 409 && payload.error === "stale") showConflict(s, payload, { pairs });
-  else if (status === 409) leaseLost(s, payload.message);
+  else if (stopped(status, payload)) leaseLost(s, payload.message);
   else formError(status === 0 ? labels.unreachable : payload.message || labels.server_error);
 }
 
@@ -538,7 +540,7 @@ async function skip(s) {
   } else if (status === 409 && payload.error === "stale") {
     closeSkip();
     showConflict(s, payload, draftOf(s));
-  } else if (status === 409) leaseLost(s, payload.message);
+  } else if (stopped(status, payload)) leaseLost(s, payload.message);
   else $("skip-error").textContent = status === 0 ? labels.unreachable : payload.message || labels.server_error;
 }
 

@@ -279,9 +279,10 @@ async function saveNow() {
   }
 }
 
-// A 409 (stale version or lost lease): say so and stop; true when handled.
+// A 409 (stale version or lost lease), or a 403 for a person no longer on the plan: say so and
+// stop; true when handled.
 function handleRefusal(reply) {
-  if (reply.status !== 409) return false;
+  if (reply.status !== 409 && reply.payload.error !== "not_member") return false;
   if (reply.payload.error === "stale") {
     const conflict = $("conflict");
     conflict.querySelector(".message").textContent = reply.payload.message;
