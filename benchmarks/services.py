@@ -576,6 +576,14 @@ def start_import_job(
     benchmark = spec.name
     if problem := naming_problem(name=name, split=split, version=version):
         raise ImportRefused(problem)
+    waiting = ImportJob.objects.filter(
+        created_by=user, status__in=(ImportJob.Status.PENDING, ImportJob.Status.RUNNING)
+    ).count()
+    if 0 < settings.JOBS_PER_PERSON <= waiting:
+        raise ImportRefused(
+            f"you have {waiting} imports waiting or running, the most one person may have at once "
+            f"({settings.JOBS_PER_PERSON}): wait for one to finish"
+        )
     if scenes_upload is not None and not spec.has_scenes:
         raise ImportRefused(f"{spec.title} has no separate scenes file")
     if Dataset.objects.filter(benchmark=benchmark, name=name, split=split, version=version).exists():

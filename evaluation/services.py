@@ -480,6 +480,14 @@ def start_scoring_job(
     from evaluation.tasks import score_upload
 
     check_choices(dataset, name=name, setting=setting, variant=variant, origin=Submission.Origin.UPLOAD)
+    waiting = ScoringJob.objects.filter(
+        created_by=created_by, status__in=(ScoringJob.Status.PENDING, ScoringJob.Status.RUNNING)
+    ).count()
+    if created_by is not None and 0 < settings.JOBS_PER_PERSON <= waiting:
+        raise SubmissionRefused(
+            f"you have {waiting} uploads being scored, the most one person may have at once "
+            f"({settings.JOBS_PER_PERSON}): wait for one to finish"
+        )
     dataset.spec.read_predictions(data, source=source)
     with transaction.atomic():
         submission = create_submission(

@@ -307,8 +307,10 @@ CELERY_TASK_QUEUES = [Queue("celery"), Queue("imports"), Queue("gpu")]
 CELERY_TASK_ROUTES = {"benchmarks.run_import": {"queue": "imports"}, "inference.run_model": {"queue": "gpu"}}
 # Processes that read and decode images for a learned baseline's batches (0: the run's own process).
 INFERENCE_LOADER_WORKERS = int(os.environ.get("YARDSTICK_INFERENCE_LOADER_WORKERS", "0"))
-# The most model runs one person may have queued or running at once (0: no limit).
+# The most model runs one person may have queued or running at once (0: no limit), and the most
+# imports, and uploads being scored by a worker, each (the queues are shared).
 MODEL_RUNS_PER_PERSON = int(os.environ.get("YARDSTICK_MODEL_RUNS_PER_PERSON", "4"))
+JOBS_PER_PERSON = int(os.environ.get("YARDSTICK_JOBS_PER_PERSON", "4"))
 # Where checkpoints people can choose on the run form live (files named *.pt), besides the shipped ones.
 CHECKPOINT_DIR = Path(os.environ.get("YARDSTICK_CHECKPOINT_DIR", str(VAR_DIR / "checkpoints")))
 # A running import's worker beats every JOB_HEARTBEAT_S; a job without a beat for JOB_LOST_AFTER_S

@@ -386,3 +386,39 @@ def test_text_stored_with_a_lone_surrogate_before_the_gate_is_repaired_by_the_mi
     response = researcher.get(f"/test/plans/{site.test_plan.pk}/trials.csv")
     assert response.status_code == 200 and "caf\ufffd 😀" in response.content.decode()
     assert repair_stored_text(Trial, ["answer", "client"], connection) == 0  # the emoji's pair stays
+
+
+def test_one_person_has_a_few_imports_and_scoring_jobs_waiting_at_once(site, settings):
+    from benchmarks.models import ImportJob
+    from evaluation.models import ScoringJob
+
+    settings.JOBS_PER_PERSON = 2
+    rita = site.people["rita"]
+    for index in range(2):
+        ImportJob.objects.create(benchmark="cric", name=f"waiting {index}", created_by=rita, upload="w.json")
+        ScoringJob.objects.create(dataset=site.cric, name=f"waiting {index}", created_by=rita)
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Token {token_for(rita)}")
+    upload = io.BytesIO(b"[]")
+    upload.name = "questions.json"
+    response = api.post("/api/v1/imports/", {"benchmark": "cric", "name": "third", "upload": upload})
+    assert response.status_code == 400 and "wait for one to finish" in json.dumps(response.json())
+    assert not ImportJob.objects.filter(name="third").exists()
+    settings.SCORE_IN_REQUEST_UNITS = 0  # every upload goes to a worker
+    upload = io.BytesIO(b"[]")
+    upload.name = "predictions.json"
+    response = client_for(rita).post(
+        f"/datasets/{site.cric.pk}/report/",
+        {"name": "third", "producer": "model", "variant": "official", "file": upload},
+    )
+    assert response.status_code == 200 and "wait for one to finish" in response.content.decode()
+    assert not Submission.objects.filter(name="third").exists()
+    # Another researcher's uploads wait in the same queue, but not behind this limit.
+    upload = io.BytesIO(b"[]")
+    upload.name = "questions.json"
+    other = APIClient()
+    other.credentials(HTTP_AUTHORIZATION=f"Token {token_for(site.people['rex'])}")
+    assert (
+        other.post("/api/v1/imports/", {"benchmark": "cric", "name": "rex's", "upload": upload}).status_code
+        == 201
+    )
