@@ -194,10 +194,17 @@ def scatter(
         client_for(person) for person in (researcher, annotator, reviewer, validator, tester)
     )
     api = Client(HTTP_AUTHORIZATION=f"Token {token_for(researcher)}")
+    from evaluation.services import submit_predictions
+
+    renamed = submit_predictions(dataset=cric, name="to be renamed", data=b"[]", created_by=researcher)
     for text in HOSTILE:
         short = raw_form(text[:150])
         long = raw_form(text)
-        # Researchers: a report row, a test plan, an annotation project, a validation plan.
+        # Researchers: a report row (and a new name for one), a test plan, an annotation project,
+        # a validation plan.
+        count(
+            rita.post(f"/datasets/{cric.pk}/report/submissions/{renamed.pk}/rename/", {"name": f"↻ {short}"})
+        )
         upload = __import__("io").BytesIO(b"[]")
         upload.name = "predictions.json"
         count(

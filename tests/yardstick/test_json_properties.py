@@ -9,7 +9,9 @@ the person allowed to use it; whether the database changed is read before and af
 
 from __future__ import annotations
 
+import inspect
 import json
+import re
 from collections.abc import Callable
 
 import pytest
@@ -278,3 +280,32 @@ settings_for_endpoint = settings(
     ],
     database=None,
 )
+
+
+#: The addresses driven above, by name.
+DRIVEN = {
+    "annotation:save", "annotation:heartbeat", "annotation:submit", "annotation:skip", "annotation:review-pair",
+    "validation:save", "validation:heartbeat", "validation:submit", "validation:skip",
+    "humantest:answer", "humantest:timeout",
+    "api-token", "testplan-list", "modelrun-list", "modelrun-cancel", "submission-list", "importjob-list",
+}  # fmt: skip
+#: Addresses that take a POST or DELETE but read no JSON body: buttons and forms (whose hostile
+#: input the crawl's site types in: tests/yardstick/hostile.py), and the API's DELETE.
+NOT_JSON = {
+    "logout", "choose-language", "benchmarks:import", "evaluation:report", "evaluation:submission-rename",
+    "evaluation:submission-delete", "humantest:plan-new", "humantest:plan-delete", "humantest:start",
+    "humantest:practice", "humantest:begin", "humantest:pause", "humantest:resume", "annotation:project-new",
+    "annotation:project-publish", "annotation:next", "validation:plan-new", "validation:plan-mark",
+    "validation:next", "inference:run-new", "inference:run-cancel", "submission-detail",
+}  # fmt: skip
+
+
+def test_every_address_that_takes_a_body_is_driven_or_reads_no_json():
+    """A new endpoint that takes a POST must be driven here (or say that it reads no JSON)."""
+    from tests.yardstick import test_access_matrix
+
+    taking = set(
+        re.findall(r'\("([^"]+)", "(?:POST|DELETE)"\): \(', inspect.getsource(test_access_matrix.rows))
+    )
+    assert taking - DRIVEN - NOT_JSON == set()
+    assert taking >= DRIVEN and taking >= NOT_JSON
