@@ -14,7 +14,8 @@ What is refused, everywhere:
 - text with a lone surrogate (such as "\\ud800": not Unicode, so no page, CSV or JSON can be
   written with it once stored) or with NUL (PostgreSQL cannot store it), or longer than its field;
 - in names, which go into file names, download headers and one-line labels: any control
-  character (line breaks and tabs included) and the Unicode line and paragraph separators.
+  character (line breaks and tabs included), the Unicode line and paragraph separators, and the
+  text-direction controls that would turn the text around a name.
 
 Text is kept as written otherwise (no normalisation): the annotators' and testers' own words are
 data. How text is *shown* is the pages' business: templates escape it, plots draw it literally
@@ -45,6 +46,9 @@ MAX_BODY_BYTES = 256 * 1024
 TEXT_CONTROLS = {"\t", "\n", "\r"}
 #: Characters that end a line without being control characters.
 LINE_SEPARATORS = {"\u2028", "\u2029", "\x85"}
+#: Embeddings, overrides and isolates: in a name they turn the text around it on the page
+#: ("\u202eexe.txt" shows as "txt.exe"). Right-to-left names need none of them.
+DIRECTION_CONTROLS = set("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 
 
 class InputRefused(ValueError):
@@ -173,6 +177,8 @@ def text_problem(value: str, *, single_line: bool = False) -> str | None:
             return _("the text holds a control character (%(code)s)") % {"code": f"U+{ord(character):04X}"}
         if single_line and character in LINE_SEPARATORS:
             return _("a name is one line: remove the line break")
+        if single_line and character in DIRECTION_CONTROLS:
+            return _("a name may not hold a text-direction control (%(code)s)") % {"code": f"U+{ord(character):04X}"}
     return None
 
 

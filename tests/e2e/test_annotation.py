@@ -138,7 +138,7 @@ def test_annotate_review_second_opinion_and_agreement(browser, live_server, ever
     assert quad(page, 0)[2] == pytest.approx(x + 6, abs=1.5)
 
     page.keyboard.press("Control+Enter")
-    page.wait_for_function(f"document.querySelector('#author-page').dataset.assignment != '{held.pk}'")
+    page.wait_for_function(f"() => document.querySelector('#author-page').dataset.assignment != '{held.pk}'")
     held.refresh_from_db()
     assert held.status == Assignment.Status.SUBMITTED
     assert sorted(held.pairs.values_list("language", flat=True)) == ["ch", "en"]
@@ -160,7 +160,7 @@ def test_annotate_review_second_opinion_and_agreement(browser, live_server, ever
     page.mouse.up()
     shot(page, "annotation-review")
     page.keyboard.press("f")
-    page.wait_for_function(f"!location.pathname.endsWith('/{pair.pk}/')")
+    page.wait_for_function(f"() => !location.pathname.endsWith('/{pair.pk}/')")
     pair.refresh_from_db()
     assert pair.review == QAPair.Review.FIXED and pair.version == 2
     assert pair.evidence[0] == pytest.approx(cx - 5, abs=1.5)
@@ -192,7 +192,8 @@ def test_annotate_review_second_opinion_and_agreement(browser, live_server, ever
         draw(page, [float(v) + 3 for v in truth["evidence"]])
     page.keyboard.press("Control+Enter")
     page.wait_for_function(
-        "document.querySelector('#author-page').dataset.round != '2' || document.querySelector('#no-more:not([hidden])')"
+        "() => document.querySelector('#author-page').dataset.round != '2'"
+        " || document.querySelector('#no-more:not([hidden])')"
     )
     assert Assignment.objects.filter(annotator=people["bob"], round=2, status="submitted").count() == 1
     context.close()

@@ -276,12 +276,14 @@ def test_a_researcher_deletes_a_plan_after_reading_what_goes_with_it(
     page, screenshot, trance_dataset, django_capture_on_commit_callbacks
 ):
     tester = make_user("tessa", "tester")
+    researcher = make_user("rita", "researcher")
     plan = TestPlan.objects.create(
         name="TRANCE Event pilot",
         dataset=trance_dataset,
         setting="event",
         items_per_tester=2,
         time_limit_s=60,
+        created_by=researcher,
     )
     plan.testers.add(tester)
     session = sessions.begin_test(sessions.start_session(plan, tester))
@@ -312,7 +314,7 @@ def test_a_researcher_deletes_a_plan_after_reading_what_goes_with_it(
     keep(screenshot, "humantest-history-newest-first")
     page.context.clear_cookies()
 
-    log_in(page, make_user("rita", "researcher").username, PASSWORD)
+    log_in(page, researcher.username, PASSWORD)
     page.goto(f"/test/plans/{plan.pk}/")
     page.click("#delete-plan")
     expect(page.locator("h1")).to_contain_text("Delete the test plan “TRANCE Event pilot”?")

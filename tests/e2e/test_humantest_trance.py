@@ -126,7 +126,8 @@ def test_a_tester_practises_then_solves_reorders_reloads_and_times_out(page, scr
     ]
     # The rows have slid into place (SortableJS animates the move) before the picture is taken.
     page.wait_for_function(
-        "[...document.querySelectorAll('#steps li.step')].every(r => !r.getAnimations().length && !r.style.transform)"
+        "() => [...document.querySelectorAll('#steps li.step')]"
+        ".every(r => !r.getAnimations().length && !r.style.transform)"
     )
     keep(screenshot, "humantest-trance-trial")
     # Nothing that reached the browser so far holds this trial's answer.

@@ -117,19 +117,28 @@ def busy_site(trance_dataset, tmp_path, django_capture_on_commit_callbacks, sett
         delete_submissions(ids=[gone.pk])
 
         view = TestPlan.objects.create(
-            name="View", dataset=trance_dataset, setting="view", items_per_tester=3, seed=1
+            name="View",
+            dataset=trance_dataset,
+            setting="view",
+            items_per_tester=3,
+            seed=1,
+            created_by=researcher,
         )
         view.testers.add(*testers)
         answer_all(view, testers[0])
         answer_all(view, testers[1], stop_after=1, pause=True)
-        nobody = TestPlan.objects.create(name="Nobody yet", dataset=cric, items_per_tester=2)
+        nobody = TestPlan.objects.create(
+            name="Nobody yet", dataset=cric, items_per_tester=2, created_by=researcher
+        )
         nobody.testers.add(testers[2])
-        street = TestPlan.objects.create(name="Signs", dataset=signs, items_per_tester=1, seed=3)
+        street = TestPlan.objects.create(
+            name="Signs", dataset=signs, items_per_tester=1, seed=3, created_by=researcher
+        )
         street.testers.add(*testers[:2])
         answer_all(street, testers[0])
         answer_all(street, testers[1])
         pooled_gone = TestPlan.objects.create(
-            name="Pool deleted", dataset=cric, items_per_tester=1, row_label="P"
+            name="Pool deleted", dataset=cric, items_per_tester=1, row_label="P", created_by=researcher
         )
         pooled_gone.testers.add(testers[0])
         answer_all(pooled_gone, testers[0])
@@ -150,9 +159,16 @@ def busy_site(trance_dataset, tmp_path, django_capture_on_commit_callbacks, sett
     # Annotation: a pair accepted, one rejected (its task back with ann), one waiting for review,
     # a second opinion given, a task in hand; and a project nobody has started.
     project = annotation_services.create_project(
-        dataset=signs, name="Signs", overlap=1.0, annotators=[annotator, second], reviewers=[reviewer]
+        dataset=signs,
+        name="Signs",
+        overlap=1.0,
+        annotators=[annotator, second],
+        reviewers=[reviewer],
+        created_by=researcher,
     )
-    annotation_services.create_project(dataset=signs, name="Untouched", overlap=0, annotators=[second])
+    annotation_services.create_project(
+        dataset=signs, name="Untouched", overlap=0, annotators=[second], created_by=researcher
+    )
     settings_ocr = {"check_evidence": False}
     for person in (annotator, second, annotator):
         held = annotation_queue.claim(project, person)
@@ -196,16 +212,22 @@ def busy_site(trance_dataset, tmp_path, django_capture_on_commit_callbacks, sett
     # Model runs: one finished (a model row of the TRANCE report), one failed, one still queued.
     inference_services.execute_run(
         inference_services.start_run(
-            dataset=trance_dataset, baseline="random", setting="event", enqueue=False
+            dataset=trance_dataset, baseline="random", setting="event", enqueue=False, user=researcher
         )
     )
     failed = inference_services.start_run(
-        dataset=trance_dataset, baseline="symbolic", setting="event", enqueue=False
+        dataset=trance_dataset, baseline="symbolic", setting="event", enqueue=False, user=researcher
     )
     inference_services.finish(failed, "failed", error="CUDA out of memory")
-    inference_services.start_run(dataset=trance_dataset, baseline="trancenet", setting="view", enqueue=False)
+    inference_services.start_run(
+        dataset=trance_dataset, baseline="trancenet", setting="view", enqueue=False, user=researcher
+    )
     # Hostile text typed into every form and JSON endpoint by each role (issue 25): what the input
     # gate lets through is stored, for every page below to show; nothing is a 500 on the way in.
+    answers = TestPlan.objects.create(
+        name="Typed answers", dataset=cric, items_per_tester=3, created_by=researcher
+    )
+    answers.testers.add(testers[2])
     with django_capture_on_commit_callbacks(execute=True):
         answered = hostile.scatter(
             researcher=researcher,
@@ -216,7 +238,7 @@ def busy_site(trance_dataset, tmp_path, django_capture_on_commit_callbacks, sett
             signs=signs,
             cric=cric,
             validation_plan=plan,
-            test_plan=nobody,
+            test_plan=answers,
             settings=settings,
         )
     assert answered.get("5xx", 0) == 0 and answered["4xx"] > 20, answered
@@ -225,13 +247,14 @@ def busy_site(trance_dataset, tmp_path, django_capture_on_commit_callbacks, sett
     assert TestPlan.objects.filter(name="$\\frac{1").exists()
     assert TestPlan.objects.filter(brief="{{ request.user }} {% debug %}").exists()
     assert QAPair.objects.filter(question="what is $x$?").exists()
-    assert Project.objects.filter(name="\u202eRTL override").exists()
+    assert Project.objects.filter(name="'; DROP TABLE benchmarks_dataset; --").exists()
+    assert not Project.objects.filter(name__contains="\u202e").exists()  # it would turn the page around it
     assert Plan.objects.filter(name="𝔘𝔫𝔦𝔠𝔬𝔡𝔢 😀 中文问题？").exists()
     # And names with line breaks stored before names were checked, for their pages and downloads.
     Dataset.objects.filter(pk=empty.pk).update(name="legacy\r\nname", split="a\nb")
     Project.objects.filter(name="Untouched").update(name="Untouched\r\nproject")
     TestPlan.objects.filter(pk=pooled_gone.pk).update(name="Pool\r\ndeleted", row_label="P\nQ")
-    Plan.objects.filter(pk=plan.pk).update(name="Check\r\nplan")
+    Plan.objects.filter(name="%s%n%x").update(name="Typed\r\nplan")
     Submission.objects.filter(name="reader").update(name="reader\r\nrow")
     return {"refs": clevrref, "project": project, "waiting": pairs[1] if len(pairs) > 2 else pairs[0]}
 
