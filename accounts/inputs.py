@@ -302,7 +302,7 @@ def file_name(stem: str, *, fallback: str = "download") -> str:
     """A file name made from `stem` (which may hold a dataset's or a plan's name): one line, no
     path separators or quotes; `fallback` when nothing is left."""
     cleaned = "".join(
-        "_" if unicodedata.category(c)[0] in "CZ" and c != " " or c in '/\\"' else c for c in stem
+        "_" if c in '/\\"' else " " if unicodedata.category(c)[0] in "CZ" else c for c in stem
     )
     cleaned = re.sub(r"\s+", " ", cleaned).strip(" .")
     return cleaned[:150] or fallback
