@@ -178,7 +178,9 @@ def text_problem(value: str, *, single_line: bool = False) -> str | None:
         if single_line and character in LINE_SEPARATORS:
             return _("a name is one line: remove the line break")
         if single_line and character in DIRECTION_CONTROLS:
-            return _("a name may not hold a text-direction control (%(code)s)") % {"code": f"U+{ord(character):04X}"}
+            return _("a name may not hold a text-direction control (%(code)s)") % {
+                "code": f"U+{ord(character):04X}"
+            }
     return None
 
 
@@ -301,9 +303,7 @@ INT32_BOUNDS = {"min_value": -(2**31), "max_value": 2**31 - 1}
 def file_name(stem: str, *, fallback: str = "download") -> str:
     """A file name made from `stem` (which may hold a dataset's or a plan's name): one line, no
     path separators or quotes; `fallback` when nothing is left."""
-    cleaned = "".join(
-        "_" if c in '/\\"' else " " if unicodedata.category(c)[0] in "CZ" else c for c in stem
-    )
+    cleaned = "".join("_" if c in '/\\"' else " " if unicodedata.category(c)[0] in "CZ" else c for c in stem)
     cleaned = re.sub(r"\s+", " ", cleaned).strip(" .")
     return cleaned[:150] or fallback
 
