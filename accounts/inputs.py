@@ -276,6 +276,16 @@ def repair_stored_text(model, fields: Iterable[str], connection) -> int:
     return repaired
 
 
+def object_id(value: str | None, field: str) -> int | None:
+    """An object's id from a query parameter (`?dataset=12`): None when there is none, InputRefused
+    when it is not an id (digits only, within the database's range)."""
+    if value is None or value == "":
+        return None
+    if not (value.isascii() and value.isdigit()) or len(value) > 19 or not 0 < int(value) <= INT64_MAX:
+        raise InputRefused(field, _("%(part)r is not an id") % {"part": value[:40]})
+    return int(value)
+
+
 # --- the same rules for Django forms and DRF serializers --------------------------------------
 
 

@@ -7,6 +7,7 @@ from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from accounts.inputs import InputRefused, object_id
 from accounts.permissions import requires
 from benchmarks.records import FormatError
 from benchmarks.selectors import datasets_for
@@ -37,8 +38,11 @@ class SubmissionViewSet(
 
     def get_queryset(self):
         submissions = submissions_for(self.request.user)
-        dataset = self.request.query_params.get("dataset")
-        return submissions.filter(dataset_id=dataset) if dataset else submissions
+        try:
+            dataset = object_id(self.request.query_params.get("dataset"), "dataset")
+        except InputRefused as error:
+            raise ValidationError({error.field: [error.message]}) from None
+        return submissions.filter(dataset_id=dataset) if dataset is not None else submissions
 
     def get_permissions(self):
         if self.action in ("create", "destroy"):

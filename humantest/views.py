@@ -240,7 +240,11 @@ def plan_new(request):
     """A new plan; `?from=<id>` starts from a copy of that plan (plans are not edited once made,
     so that every tester of a plan answered under the same conditions)."""
     initial = {}
-    source = selectors.plans_for_researcher(request.user).filter(pk=request.GET.get("from") or 0).first()
+    try:
+        copied = inputs.object_id(request.GET.get("from"), "from")
+    except inputs.InputRefused:
+        copied = None  # not a plan's id: a new plan from nothing
+    source = selectors.plans_for_researcher(request.user).filter(pk=copied).first() if copied else None
     if source is not None:
         initial = {field: getattr(source, field) for field in TestPlanForm.Meta.fields if field != "testers"}
         initial.update(name=f"{source.name} (copy)", row_label="", testers=list(source.testers.all()))

@@ -6,6 +6,7 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.response import Response
 
+from accounts.inputs import InputRefused, object_id
 from accounts.permissions import ownership_problem, requires
 from benchmarks.selectors import datasets_for
 from inference.models import ModelRun
@@ -20,8 +21,11 @@ class ModelRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
 
     def get_queryset(self):
         runs = runs_for(self.request.user)
-        dataset = self.request.query_params.get("dataset")
-        return runs.filter(dataset_id=dataset) if dataset and dataset.isdigit() else runs
+        try:
+            dataset = object_id(self.request.query_params.get("dataset"), "dataset")
+        except InputRefused as error:
+            raise ValidationError({error.field: [error.message]}) from None
+        return runs.filter(dataset_id=dataset) if dataset is not None else runs
 
     def list(self, request, *args, **kwargs):
         fail_lost_runs()

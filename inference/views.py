@@ -9,6 +9,7 @@ from django.http import Http404, JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
+from accounts.inputs import InputRefused, object_id
 from accounts.permissions import may_change, ownership_problem
 from inference import selectors, services
 from inference.forms import RunForm
@@ -38,7 +39,11 @@ def run_list(request):
 def run_new(request):
     if not request.user.has_perm("inference.add_modelrun"):
         raise PermissionDenied
-    initial = {"dataset": request.GET.get("dataset")} if request.GET.get("dataset", "").isdigit() else None
+    try:
+        chosen = object_id(request.GET.get("dataset"), "dataset")
+    except InputRefused:
+        chosen = None
+    initial = {"dataset": chosen} if chosen is not None else None
     form = RunForm(request.POST or None, user=request.user, initial=initial)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data

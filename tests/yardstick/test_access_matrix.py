@@ -270,3 +270,36 @@ def test_each_role_reaches_what_its_row_says_and_nothing_else(site, settings):
                     f"expected {'through' if who in allowed else 'refused'}"
                 )
     assert wrong == [], "\n".join(wrong)
+
+
+#: Query parameters the pages read (and some they do not), each given what broke a page before.
+QUERY_NAMES = (
+    "a", "b", "by", "metric", "column", "kind", "page", "dataset", "from", "name", "items",
+    "source", "human", "model", "alpha", "power", "per_tester", "next",
+)  # fmt: skip
+QUERY_VALUES = ("abc", "\x00", "9" * 30, "²", "1e999", "1,2,x", "9" * 5000)
+
+
+def test_no_address_fails_on_hostile_query_parameters(site):
+    """Every page and API address, given every parameter the pages read with each odd value, as
+    the people who may open it: an answer, never a 500."""
+    who = {name: Client(raise_request_exception=False) for name in ("rita", "ann", "tess")}
+    for name, client in who.items():
+        client.force_login(site.people[name])
+    failures = []
+    for (name, method), (url, allowed) in rows(site).items():
+        if method != "GET":
+            continue
+        base = url.split("?")[0]
+        for person, client in who.items():
+            if person not in allowed and person != "rita":
+                continue
+            # All the parameters at once, and the API's format alone (an unknown one is a 404 first).
+            queries = [{key: value for key in QUERY_NAMES} for value in QUERY_VALUES]
+            if base.startswith("/api/"):
+                queries += [{"format": value} for value in QUERY_VALUES]
+            for query in queries:
+                response = client.get(base, query)
+                if response.status_code >= 500:
+                    failures.append(f"{name} as {person} with {str(query)[:60]}: {response.status_code}")
+    assert failures == [], "\n".join(failures)
