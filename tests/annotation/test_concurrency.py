@@ -31,6 +31,7 @@ def test_fifty_annotators_on_postgresql_never_share_a_round_and_lose_nothing(tmp
     users = [make_user(f"crowd{i:02d}", "annotator") for i in range(ANNOTATORS)]
     dataset = blank_dataset(tmp_path, IMAGES)
     project = Project.objects.create(name="crowd", dataset=dataset, lease_seconds=LEASE_S, overlap=0.5)
+    project.annotators.set(users)
     Task.objects.bulk_create(
         [
             Task(project=project, item=item, position=item.position, opinions=1 + item.position % 2)

@@ -173,7 +173,7 @@ def test_a_name_with_a_line_break_is_refused_and_one_stored_earlier_downloads_fi
     researcher = client_for(site.people["rita"])
     # Made before names were checked (written straight to the database): its downloads still work.
     legacy = Dataset.objects.get(pk=site.cric.pk)
-    Dataset.objects.filter(pk=legacy.pk).update(name="two\r\nlines\x00 \u2028name")
+    Dataset.objects.filter(pk=legacy.pk).update(name="two\r\nlines\x07 \u2028name")
     for url in (
         f"/datasets/{legacy.pk}/export/",
         f"/datasets/{legacy.pk}/report.csv",
