@@ -40,6 +40,26 @@ class RecordError:
         return f"{self.record}: {self.field}: {self.message}"
 
 
+#: What a record's text may not hold: NUL, which no PostgreSQL text or jsonb value takes.
+NUL_MESSAGE = "holds a NUL character (\\u0000), which the database cannot store: remove it"
+
+
+def nul_fields(value: Any, path: str = "") -> Iterator[str]:
+    """The paths (`annotation[1].answer`) of the text in a parsed record that holds NUL, keys too."""
+    if isinstance(value, str):
+        if "\x00" in value:
+            yield path or "(the record)"
+    elif isinstance(value, dict):
+        for key, child in value.items():
+            step = f"{path}.{key}" if path else str(key)
+            if isinstance(key, str) and "\x00" in key:
+                yield f"{path or '(the record)'} (a key)"
+            yield from nul_fields(child, step)
+    elif isinstance(value, list | tuple):
+        for index, child in enumerate(value):
+            yield from nul_fields(child, f"{path}[{index}]")
+
+
 class RecordErrors:
     """The errors found in one file: the first `keep` in full, every one counted, by field.
 

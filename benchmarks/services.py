@@ -30,12 +30,14 @@ from benchmarks import registry
 from benchmarks.bulk import insert_rows
 from benchmarks.models import Dataset, ImportJob, Item, Scene
 from benchmarks.records import (
+    NUL_MESSAGE,
     CatalogRecord,
     FormatError,
     RecordError,
     RecordErrors,
     SceneRecord,
     iter_converted,
+    nul_fields,
     parse_prepared,
     paused_gc,
 )
@@ -279,9 +281,30 @@ def copy_media(files: dict[str, Path], folder: Path, progress: ProgressCallback)
             progress("copying images", done, total)
 
 
+def nul_errors(where: str, record: CatalogRecord | SceneRecord) -> list[RecordError]:
+    parts = (
+        {"payload": record.payload, "ground_truth": record.ground_truth}
+        if isinstance(record, CatalogRecord)
+        else {"data": record.data}
+    )
+    return [
+        RecordError(where, field.split(".", 1)[-1], NUL_MESSAGE)
+        for name, value in parts.items()
+        for field in nul_fields(value, name)
+    ] or [RecordError(where, "media", NUL_MESSAGE)]
+
+
 def save_scenes(dataset: Dataset, scenes: list[SceneRecord]) -> dict[str, int]:
     if not scenes:
         return {}
+    faults = [
+        error
+        for scene in scenes
+        if b"\\u0000" in orjson.dumps(scene.data)
+        for error in nul_errors(f"scene {scene.external_id}", scene)
+    ]
+    if faults:
+        raise FormatError(faults)
     rows = (
         (dataset.pk, position, scene.external_id, orjson.dumps(scene.data).decode(), scene.image or "")
         for position, scene in enumerate(scenes)
@@ -317,6 +340,12 @@ def save_items(
             count = position + 1
             if position % INSERT_BATCH == 0:
                 progress("saving items", position, total)
+            payload, truth, media = (
+                dumps(part) for part in (record.payload, record.ground_truth, record.media)
+            )
+            if b"\\u0000" in payload or b"\\u0000" in truth or b"\\u0000" in media:
+                # orjson writes NUL as an escape: one search of the bytes made anyway finds it.
+                errors.extend(nul_errors(f"item {record.external_id}", record))
             if errors:
                 continue
             units += unit_count(record.payload)
@@ -324,9 +353,9 @@ def save_items(
                 dataset_id,
                 position,
                 record.external_id,
-                dumps(record.payload).decode(),
-                dumps(record.ground_truth).decode(),
-                dumps(record.media).decode(),
+                payload.decode(),
+                truth.decode(),
+                media.decode(),
                 scene_ids.get(record.scene) if record.scene is not None else None,
             )
 
