@@ -28,7 +28,7 @@ from django.utils import timezone
 from accounts.inputs import text_problem
 from accounts.permissions import may_change
 from benchmarks.models import Dataset
-from benchmarks.records import FormatError, RecordError
+from benchmarks.records import NUL_MESSAGE, FormatError, RecordError, nul_fields
 from benchmarks.services import beating
 from benchmarks.spec import OFFICIAL, ScoringTask
 from evaluation.metrics.scored import Scored
@@ -202,6 +202,7 @@ def submit_predictions(
     answers = spec.read_predictions(data, source=source)
     units = scoring_units(dataset)
     check_known(dataset, units, answers, source=source)
+    check_storable(answers, source=source)
     with transaction.atomic():
         submission = create_submission(
             dataset=dataset,
@@ -216,6 +217,20 @@ def submit_predictions(
         )
         store_scored(submission, units, answers)
     return submission
+
+
+def check_storable(answers: dict[str, Any], *, source: str) -> None:
+    """FormatError naming every answer whose text holds NUL: no database stores it (PostgreSQL
+    refused the whole file at the first one, a 500; SQLite stored it). One search of the answers
+    written out finds whether any does."""
+    if b"\\u0000" not in orjson.dumps(answers):
+        return
+    errors = [
+        RecordError(f"the answer for {unit}", field, NUL_MESSAGE)
+        for unit, answer in answers.items()
+        for field in nul_fields(answer, "")
+    ]
+    raise FormatError(errors or [RecordError("a unit id", "id", NUL_MESSAGE)], source=source)
 
 
 def check_known(dataset: Dataset, units: list[UnitRow], answers: dict[str, Any], *, source: str) -> None:
@@ -488,7 +503,7 @@ def start_scoring_job(
             f"you have {waiting} uploads being scored, the most one person may have at once "
             f"({settings.JOBS_PER_PERSON}): wait for one to finish"
         )
-    dataset.spec.read_predictions(data, source=source)
+    check_storable(dataset.spec.read_predictions(data, source=source), source=source)
     with transaction.atomic():
         submission = create_submission(
             dataset=dataset,

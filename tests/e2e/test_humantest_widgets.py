@@ -22,7 +22,9 @@ from tests.factories import PASSWORD, make_user
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
-IMAGES_LOADED = "() => [...document.querySelectorAll('#trial img, #comparison img')].every(i => i.naturalWidth > 0)"
+IMAGES_LOADED = (
+    "() => [...document.querySelectorAll('#trial img, #comparison img')].every(i => i.naturalWidth > 0)"
+)
 
 
 def invite(dataset, name: str):

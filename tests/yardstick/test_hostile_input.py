@@ -422,3 +422,17 @@ def test_one_person_has_a_few_imports_and_scoring_jobs_waiting_at_once(site, set
         other.post("/api/v1/imports/", {"benchmark": "cric", "name": "rex's", "upload": upload}).status_code
         == 201
     )
+
+
+def test_a_prediction_file_whose_text_holds_nul_is_refused_naming_the_answer(site):
+    """PostgreSQL refused the file at its first NUL (a 500); SQLite stored it. Now both name it."""
+    question = site.cric.items.order_by("position").first().external_id
+    rows = [{"question_id": question, "answer": "a\u0000b", "object": None}]
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Token {token_for(site.people['rita'])}")
+    upload = io.BytesIO(json.dumps(rows).encode())
+    upload.name = "predictions.json"
+    response = api.post("/api/v1/submissions/", {"dataset": site.cric.pk, "name": "with NUL", "file": upload})
+    assert response.status_code == 400
+    assert f"the answer for {question}: answer: holds a NUL character" in json.dumps(response.json())
+    assert not Submission.objects.filter(name="with NUL").exists()
