@@ -128,17 +128,23 @@ def test_nul_and_control_characters_are_refused_on_any_database(site):
 
 
 def test_dollar_signs_in_names_and_questions_are_drawn_as_written(site, django_capture_on_commit_callbacks):
+    """matplotlib read "$...$" as mathtext: a row named "$\\frac{1$" or a question beginning so
+    made the report's plots and the project's plots fail for everybody."""
     from annotation import services as annotation_services
     from evaluation.services import submit_predictions
 
     rita = site.people["rita"]
-    for name in ("$x", "$\\frac{1", "cost $5 or $6"):
-        submit_predictions(dataset=site.cric, name=name, data=b"[]", created_by=rita)
+    answers = json.dumps(
+        [{"question_id": item.external_id, "answer": "no", "object": None} for item in site.cric.items.all()]
+    ).encode()
+    for name in ("$\\frac{1$", "$x", "cost $5 or $6"):
+        submit_predictions(dataset=site.cric, name=name, data=answers, created_by=rita)
     researcher = client_for(rita)
     page = researcher.get(f"/datasets/{site.cric.pk}/report/")
     assert page.status_code == 200
-    assert "$\\frac{1" in page.content.decode()  # the legend says it as typed
-    # An annotator's question with a dollar sign breaks neither the project's plots nor its page.
+    assert page.content.decode().count("<svg") >= 1  # the breakdown plots are drawn
+    assert "$\\frac{1$" in page.content.decode()  # the legend says it as typed
+    # An annotator's question beginning with dollars breaks neither the project's plots nor its page.
     held = site.held
     annotation_services.submit(
         held,
@@ -146,7 +152,7 @@ def test_dollar_signs_in_names_and_questions_are_drawn_as_written(site, django_c
         version=held.version,
         pairs=[
             {
-                "question": "what is $x$ or $\\frac{1?",
+                "question": "$\\frac{1$ what is it?",
                 "answer": "x",
                 "evidence": [10, 10, 60, 10, 60, 40, 10, 40],
             }
@@ -157,7 +163,7 @@ def test_dollar_signs_in_names_and_questions_are_drawn_as_written(site, django_c
         response = researcher.get(f"/annotate/projects/{site.project.pk}/plots/{plot}.png")
         assert response.status_code == 200 and response.content[:4] == b"\x89PNG", plot
     # A test plan's row label with dollars draws in the report too.
-    site.test_plan.row_label = "$People$"
+    site.test_plan.row_label = "$\\sqrt{$"
     site.test_plan.save()
     from humantest import clock
 
