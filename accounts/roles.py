@@ -16,7 +16,10 @@ RESEARCHER = "researcher"
 ANNOTATOR = "annotator"
 REVIEWER = "reviewer"
 TESTER = "tester"
-ROLES = (ADMIN, RESEARCHER, ANNOTATOR, REVIEWER, TESTER)
+#: Somebody who arrived by a study's entry link (Prolific, MTurk, a lab list): an account of its own,
+#: tied to one plan, that opens that plan's pages and nothing else (humantest/middleware.py).
+PARTICIPANT = "participant"
+ROLES = (ADMIN, RESEARCHER, ANNOTATOR, REVIEWER, TESTER, PARTICIPANT)
 
 #: Permissions by role, as "app_label.codename". Admin gets all of them.
 ROLE_PERMISSIONS: dict[str, tuple[str, ...]] = {
@@ -54,6 +57,7 @@ ROLE_PERMISSIONS: dict[str, tuple[str, ...]] = {
     ANNOTATOR: (),
     REVIEWER: (),
     TESTER: (),
+    PARTICIPANT: (),
 }
 
 

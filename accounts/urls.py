@@ -1,7 +1,7 @@
 """Log in and out, passwords, and the API token (django.contrib.auth's pages, reset gated on mail)."""
 
 from django.contrib.auth import views as auth
-from django.urls import path
+from django.urls import path, reverse_lazy
 
 from accounts.views import ThrottledAuthToken, choose_language, when_mail_is_set_up
 
@@ -21,6 +21,17 @@ urlpatterns = [
         "reset/<uidb64>/<token>/",
         when_mail_is_set_up(auth.PasswordResetConfirmView.as_view()),
         name="password_reset_confirm",
+    ),
+    # The one-time log-in link of an invited tester's new account: choose a password, then you are in.
+    path(
+        "welcome/<uidb64>/<token>/",
+        auth.PasswordResetConfirmView.as_view(
+            template_name="registration/welcome.html",
+            post_reset_login=True,
+            post_reset_login_backend="django.contrib.auth.backends.ModelBackend",
+            success_url=reverse_lazy("home"),
+        ),
+        name="welcome",
     ),
     path(
         "reset/done/",

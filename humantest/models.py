@@ -123,6 +123,11 @@ class TestSession(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True, help_text="When the first test trial began.")
     finished_at = models.DateTimeField(null=True, blank=True)
+    consented_at = models.DateTimeField(null=True, blank=True, help_text="Server time the consent was given.")
+    consent_version = models.PositiveIntegerField(null=True, blank=True, help_text="Which consent text.")
+    declined_at = models.DateTimeField(
+        null=True, blank=True, help_text="Server time the consent was declined."
+    )
 
     class Meta:
         ordering = ["plan", "tester__username"]
@@ -192,3 +197,185 @@ class Trial(models.Model):
         if served_at is None or end is None:
             return None
         return (end - served_at).total_seconds()
+
+
+# --- studies: participants who arrive by link, their consent, completion and pay -----------------
+
+
+class Study(models.Model):
+    """What a plan needs to take participants by link (from Prolific, MTurk or a lab list): its
+    consent text, when it is open and how many it takes, the platform's codes and where to send
+    people back, and how they are paid. Made when a researcher first opens a plan to participants;
+    its settings can change while the plan runs, each consent text kept with its version."""
+
+    plan = models.OneToOneField(TestPlan, on_delete=models.CASCADE, related_name="study")
+    consent_text = models.TextField(
+        blank=True, default="", validators=[valid_text], help_text="Markdown; empty: no consent page."
+    )
+    consent_version = models.PositiveIntegerField(
+        default=0, help_text="Bumped on every change of the consent text (0: none yet)."
+    )
+    opens_at = models.DateTimeField(null=True, blank=True, help_text="Empty: open now.")
+    closes_at = models.DateTimeField(null=True, blank=True, help_text="Empty: until it is full.")
+    participant_cap = models.PositiveIntegerField(
+        null=True, blank=True, help_text="At most this many participants (returned ones free their place)."
+    )
+    idle_limit_s = models.PositiveIntegerField(
+        default=3600, help_text="A participant silent this long has returned (abandoned) the study."
+    )
+    completion_code = models.CharField(max_length=64, blank=True, default="", validators=[one_line])
+    completion_url = models.URLField(max_length=500, blank=True, default="")
+    screen_out_code = models.CharField(max_length=64, blank=True, default="", validators=[one_line])
+    screen_out_url = models.URLField(max_length=500, blank=True, default="")
+    no_consent_code = models.CharField(max_length=64, blank=True, default="", validators=[one_line])
+    no_consent_url = models.URLField(max_length=500, blank=True, default="")
+    currency = models.CharField(max_length=3, default="GBP", validators=[one_line])
+    base_pay = models.DecimalField(max_digits=8, decimal_places=2, default=0)
+    bonus_per_correct = models.DecimalField(
+        max_digits=8, decimal_places=2, default=0, help_text="Paid per correct test trial."
+    )
+    bonus_threshold = models.FloatField(
+        null=True, blank=True, help_text="An accuracy (0 to 1) at or above which `bonus_above` is paid."
+    )
+    bonus_above = models.DecimalField(max_digits=8, decimal_places=2, default=0)
+    bonus_cap = models.DecimalField(
+        max_digits=8, decimal_places=2, null=True, blank=True, help_text="The most bonus one person gets."
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name_plural = "studies"
+
+    def __str__(self) -> str:
+        return f"study of {self.plan}"
+
+
+class ConsentText(models.Model):
+    """One version of a study's consent text, as participants were shown it."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="consent_texts")
+    version = models.PositiveIntegerField()
+    text = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["study", "version"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "version"], name="one_consent_text_per_version")
+        ]
+
+    def __str__(self) -> str:
+        return f"consent text {self.version} of {self.study}"
+
+
+class EntryLink(models.Model):
+    """A secret address by which participants of one platform arrive at a plan; revoked, it stops
+    taking anyone (a new one is made to go on)."""
+
+    class Platform(models.TextChoices):
+        PROLIFIC = "prolific", "Prolific"
+        MTURK = "mturk", "Amazon Mechanical Turk"
+        LAB = "lab", "A list of participant ids (lab)"
+
+    plan = models.ForeignKey(TestPlan, on_delete=models.CASCADE, related_name="entry_links")
+    platform = models.CharField(max_length=16, choices=Platform.choices)
+    token = models.CharField(max_length=64, unique=True)
+    lab_ids = models.JSONField(default=list, blank=True, help_text="For a lab list: the ids it admits.")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["plan", "-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.get_platform_display()} link of {self.plan}"
+
+
+class Participant(models.Model):
+    """Somebody who arrived by an entry link: their platform id, the attempt that arrived, their own
+    account (of the participant kind: it opens this plan's pages and nothing else) and session."""
+
+    class Status(models.TextChoices):
+        ARRIVED = "arrived", "Arrived"
+        CONSENTED = "consented", "Consented"
+        DECLINED = "declined", "Declined consent"
+        SCREENED_OUT = "screened_out", "Screened out"
+        FINISHED = "finished", "Finished"
+        RETURNED = "returned", "Returned (abandoned)"
+
+    plan = models.ForeignKey(TestPlan, on_delete=models.CASCADE, related_name="participants")
+    link = models.ForeignKey(EntryLink, on_delete=models.PROTECT, related_name="participants")
+    platform = models.CharField(max_length=16, choices=EntryLink.Platform.choices)
+    external_id = models.CharField(max_length=200, help_text="PROLIFIC_PID, workerId or the lab id.")
+    attempt_id = models.CharField(
+        max_length=200, blank=True, default="", help_text="This attempt's SESSION_ID or assignmentId."
+    )
+    platform_study = models.CharField(max_length=200, blank=True, default="", help_text="STUDY_ID or hitId.")
+    return_to = models.URLField(max_length=500, blank=True, default="", help_text="MTurk's turkSubmitTo.")
+    resume_code = models.CharField(max_length=32)
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="participant"
+    )
+    session = models.OneToOneField(
+        TestSession, null=True, blank=True, on_delete=models.SET_NULL, related_name="participant"
+    )
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.ARRIVED)
+    arrived_at = models.DateTimeField()
+    last_seen_at = models.DateTimeField()
+    finished_at = models.DateTimeField(null=True, blank=True)
+    returned_at = models.DateTimeField(null=True, blank=True)
+    code_shown_at = models.DateTimeField(null=True, blank=True, help_text="When the code was first shown.")
+
+    class Meta:
+        ordering = ["plan", "arrived_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["plan", "platform", "external_id"], name="one_participant_per_platform_id"
+            )
+        ]
+        indexes = [models.Index(fields=["plan", "status"], name="participant_plan_status")]
+
+    def __str__(self) -> str:
+        return f"{self.get_platform_display()} {self.external_id} on {self.plan}"
+
+
+class PaymentBatch(models.Model):
+    """One download of a plan's payments: every participant in it is paid by it, and by no other."""
+
+    plan = models.ForeignKey(TestPlan, on_delete=models.CASCADE, related_name="payment_batches")
+    number = models.PositiveIntegerField()
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    rule = models.JSONField(default=dict, help_text="The pay rule as it stood: base, bonus, cap, currency.")
+
+    class Meta:
+        ordering = ["plan", "number"]
+        constraints = [models.UniqueConstraint(fields=["plan", "number"], name="one_batch_number_per_plan")]
+
+    def __str__(self) -> str:
+        return f"payment batch {self.number} of {self.plan}"
+
+
+class Payment(models.Model):
+    """What one participant earns, computed once by the plan's rule and exported in one batch."""
+
+    participant = models.OneToOneField(Participant, on_delete=models.CASCADE, related_name="payment")
+    batch = models.ForeignKey(PaymentBatch, on_delete=models.PROTECT, related_name="payments")
+    base = models.DecimalField(max_digits=8, decimal_places=2)
+    bonus = models.DecimalField(max_digits=8, decimal_places=2)
+    correct = models.PositiveIntegerField()
+    trials = models.PositiveIntegerField()
+    seconds = models.FloatField(
+        null=True, blank=True, help_text="Server-clock seconds from arrival to finish."
+    )
+
+    class Meta:
+        ordering = ["batch", "participant__arrived_at"]
+
+    def __str__(self) -> str:
+        return f"{self.participant}: {self.base} + {self.bonus}"

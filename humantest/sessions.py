@@ -92,10 +92,13 @@ def resume(session: TestSession) -> TestSession:
 
 
 def finish_session(session: TestSession) -> None:
+    from humantest.studies import finished
+
     TestSession.objects.filter(pk=session.pk).exclude(status=TestSession.Status.FINISHED).update(
         status=TestSession.Status.FINISHED, finished_at=timezone.now()
     )
     session.refresh_from_db(fields=["status", "finished_at"])
+    finished(session)  # a participant's study is over: their code can be shown
 
 
 def open_trials(session: TestSession):

@@ -1,6 +1,6 @@
 from django.urls import path, re_path
 
-from humantest import views
+from humantest import study_views, views
 
 app_name = "humantest"
 
@@ -12,8 +12,16 @@ urlpatterns = [
     path("plans/<int:pk>/", views.plan_results, name="plan-results"),
     path("plans/<int:pk>/delete/", views.plan_delete, name="plan-delete"),
     re_path(r"^plans/(?P<pk>\d+)/trials\.(?P<fmt>csv|json)$", views.plan_export, name="plan-export"),
+    path("plans/<int:pk>/study/", study_views.study_page, name="study"),
+    path(
+        "plans/<int:pk>/payments/<int:number>.<slug:fmt>.csv",
+        study_views.payment_export,
+        name="payment-export",
+    ),
+    path("plans/<int:pk>/testers/", study_views.testers_page, name="testers"),
     path("plans/<int:plan_pk>/start/", views.start, name="start"),
     path("sessions/<int:pk>/", views.session_page, name="session"),
+    path("sessions/<int:pk>/consent/", study_views.consent, name="consent"),
     path("sessions/<int:pk>/practice/", views.practice, name="practice"),
     path("sessions/<int:pk>/begin/", views.begin, name="begin"),
     path("sessions/<int:pk>/pause/", views.pause, name="pause"),

@@ -22,10 +22,10 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts import inputs
 from accounts.permissions import may_change, ownership_problem
-from humantest import clock, selectors, sessions
+from humantest import clock, selectors, sessions, studies, study_views
 from humantest.drawing import PlanProblem
 from humantest.forms import TestPlanForm
-from humantest.models import TestPlan, TestSession, Trial
+from humantest.models import Participant, TestPlan, TestSession, Trial
 from humantest.plans import PlanRefused, create_test_plan, delete_test_plan
 from humantest.scoring import unit_for
 from humantest.tasks import schedule_pooled
@@ -33,9 +33,16 @@ from humantest.trials import AnswerRefused, trial_for
 
 
 def own_session(request, pk: int) -> TestSession:
+    """The requesting person's own session: a participant's, or an invited tester's while they are
+    still invited (a tester taken off a plan cannot go on)."""
     session = get_object_or_404(TestSession.objects.select_related("plan__dataset"), pk=pk)
     if session.tester_id != request.user.pk:
         raise PermissionDenied("this is another tester's session")
+    if (
+        not Participant.objects.filter(session=session).exists()
+        and not session.plan.testers.filter(pk=request.user.pk).exists()
+    ):
+        raise PermissionDenied("you are no longer invited to this test")
     return session
 
 
@@ -67,7 +74,18 @@ def start(request, plan_pk: int):
 def session_page(request, pk: int):
     session = own_session(request, pk)
     plan = session.plan
-    context = {"session": session, "plan": plan}
+    participant = study_views.participant_of(request, session)
+    if participant is not None:
+        studies.seen(participant)
+    context = {"session": session, "plan": plan, "participant": participant}
+    if session.declined_at is not None:
+        return study_views.ended_page(request, session, participant, declined=True)
+    if participant is not None and participant.status == Participant.Status.SCREENED_OUT:
+        return study_views.ended_page(request, session, participant)
+    if studies.needs_consent(session):
+        study = studies.study_for(plan)
+        context.update(study=study, consent=studies.consent_html(study))
+        return render(request, "humantest/consent.html", context)
     if session.status in (TestSession.Status.PRACTICE, TestSession.Status.RUNNING):
         trial, expired = clock.serve_current_trial(session)
         for closed in expired:
@@ -81,6 +99,8 @@ def session_page(request, pk: int):
         context["total"] = tests.count()
         context["done"] = tests.filter(status__in=selectors.FINISHED).count()
         return render(request, "humantest/paused.html", context)
+    if session.status == TestSession.Status.FINISHED and participant is not None:
+        return study_views.ended_page(request, session, participant)
     if session.status == TestSession.Status.FINISHED:
         trials = session.trials.filter(phase=Trial.Phase.TEST)
         context["result"] = selectors.tester_result(
@@ -125,6 +145,8 @@ def trial_page(request, session: TestSession, trial: Trial):
 @require_POST
 def practice(request, pk: int):
     session = own_session(request, pk)
+    if studies.needs_consent(session) or session.declined_at is not None:
+        return redirect("humantest:session", pk=session.pk)  # consent comes before anything else
     try:
         sessions.start_practice(session)
     except sessions.TrialClosed as problem:
@@ -135,7 +157,9 @@ def practice(request, pk: int):
 @login_required
 @require_POST
 def begin(request, pk: int):
-    sessions.begin_test(own_session(request, pk))
+    session = own_session(request, pk)
+    if not studies.needs_consent(session) and session.declined_at is None:
+        sessions.begin_test(session)
     return redirect("humantest:session", pk=pk)
 
 
@@ -187,11 +211,13 @@ def closing(request, pk: int, close) -> JsonResponse:
 
     Whose trial it is is checked before the body is read: another tester's trial is a 403
     whatever was sent."""
-    owner = Trial.objects.filter(pk=pk).values_list("session__tester_id", flat=True).first()
-    if owner is None:
+    session_id = Trial.objects.filter(pk=pk).values_list("session_id", flat=True).first()
+    if session_id is None:
         raise Http404("no such trial")
-    if owner != request.user.pk:
-        raise PermissionDenied("this is another tester's trial")
+    session = own_session(request, session_id)  # another tester's, or one no longer invited: a 403
+    participant = study_views.participant_of(request, session)
+    if participant is not None:
+        studies.seen(participant)
     try:
         trial = close(read_json(request))
     except Trial.DoesNotExist as missing:

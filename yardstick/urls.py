@@ -10,6 +10,7 @@ from accounts.urls import token_view
 from benchmarks.api import DatasetViewSet, ImportJobViewSet
 from evaluation.api import DatasetCompareView, DatasetPairwiseView, DatasetReportView, SubmissionViewSet
 from humantest.api import TestPlanViewSet
+from humantest.study_views import join as humantest_join
 from inference.api import ModelRunViewSet
 from yardstick import views
 from yardstick.media import serve_media
@@ -28,6 +29,8 @@ urlpatterns = [
     path("datasets/", include("benchmarks.urls")),
     path("datasets/", include("evaluation.urls")),
     path("test/", include("humantest.urls")),
+    # A study's entry link (humantest/studies.py): short, as participants' platforms show it.
+    path("join/<str:token>/", humantest_join, name="join"),
     path("annotate/", include("annotation.urls")),
     path("validate/", include("validation.urls")),
     path("models/", include("inference.urls")),

@@ -345,4 +345,37 @@ def scatter(
             f"/test/trials/{trial.pk}/answer/",
             {"answer": {"answer": text, "object": None}, "client": {"shown_ms": 5}},
         )
+    # Participants arrive by the plan's Prolific link with every string as their id, and the study's
+    # settings are typed with each of them too (what the gate takes is shown on the study page).
+    study_page = f"/test/plans/{test_plan.pk}/study/"
+    count(rita.post(study_page, {"action": "open", "platform": "prolific"}))
+    for text in HOSTILE:
+        count(
+            rita.post(
+                study_page,
+                {
+                    "action": "settings",
+                    "consent_text": raw_form(text),
+                    "completion_code": raw_form(text[:60]),
+                },
+            )
+        )
+        count(rita.post(study_page, {"action": "settings", "completion_url": raw_form(text)}))
+    count(
+        rita.post(
+            study_page,
+            {
+                "action": "settings",
+                "consent_text": "# Agree?\n\n<script>alert(1)</script> [x](javascript:alert(1))",
+            },
+        )
+    )
+    link = test_plan.entry_links.get(revoked_at__isnull=True)
+    for text in HOSTILE:
+        count(Client().get(f"/join/{link.token}/", {"PROLIFIC_PID": raw_form(text), "SESSION_ID": "s"}))
+    count(
+        rita.post(
+            f"/test/plans/{test_plan.pk}/testers/", {"people": "\n".join(raw_form(text) for text in HOSTILE)}
+        )
+    )
     return dict(answered)

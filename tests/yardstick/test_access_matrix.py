@@ -107,6 +107,19 @@ def rows(site) -> dict[tuple[str, str], tuple[str, set[str]]]:
         ("humantest:plan-delete", "POST"): (f"/test/plans/{test_plan}/delete/", OWNER),
         ("humantest:plan-export", "GET"): (f"/test/plans/{test_plan}/trials.csv", RESEARCHERS),
         ("humantest:start", "POST"): (f"/test/plans/{test_plan}/start/", {"tess"}),
+        ("humantest:study", "GET"): (f"/test/plans/{test_plan}/study/", RESEARCHERS),
+        ("humantest:study", "POST"): (f"/test/plans/{test_plan}/study/", OWNER),
+        ("humantest:payment-export", "GET"): (
+            f"/test/plans/{test_plan}/payments/1.prolific.csv",
+            RESEARCHERS,
+        ),
+        ("humantest:testers", "GET"): (f"/test/plans/{test_plan}/testers/", RESEARCHERS),
+        ("humantest:testers", "POST"): (f"/test/plans/{test_plan}/testers/", OWNER),
+        ("humantest:consent", "POST"): (f"/test/sessions/{session}/consent/", {"tess"}),
+        # Anyone may arrive by a study's link (it logs them in as a participant of that study).
+        ("join", "GET"): (f"/join/{site.link.token}/?PROLIFIC_PID=pid&SESSION_ID=s1", EVERYONE),
+        ("join", "POST"): (f"/join/{site.link.token}/?PROLIFIC_PID=pid&SESSION_ID=s1", EVERYONE),
+        ("welcome", "GET"): ("/accounts/welcome/MQ/set-password/", EVERYONE),
         ("humantest:session", "GET"): (f"/test/sessions/{session}/", {"tess"}),
         ("humantest:practice", "POST"): (f"/test/sessions/{session}/practice/", {"tess"}),
         ("humantest:begin", "POST"): (f"/test/sessions/{session}/begin/", {"tess"}),
@@ -220,6 +233,11 @@ def site(tmp_path, settings, trance_dataset):
     from benchmarks.models import ImportJob
 
     site.job = ImportJob.objects.create(benchmark="cric", name="upload", created_by=rita, upload="x.json")
+    from humantest import studies
+    from humantest.models import PaymentBatch
+
+    site.link = studies.open_link(site.test_plan, "prolific", created_by=rita)
+    PaymentBatch.objects.create(plan=site.test_plan, number=1)
     return site
 
 

@@ -319,6 +319,24 @@ def test_no_page_fails_for_any_role(busy_site):
         statuses, failed = crawl(client)
         reached[role] = statuses
         failures += [f"{role or 'anonymous'}: {failure}" for failure in failed]
+    # A study's participant, arrived by its link (with a hostile id): every address sends them back
+    # to their own study, which answers.
+    from humantest.models import Participant
+
+    arrived = Participant.objects.filter(external_id="<script>alert(1)</script>").get()
+    client = Client()
+    link = arrived.link
+    assert (
+        client.get(
+            f"/join/{link.token}/", {"PROLIFIC_PID": arrived.external_id, "SESSION_ID": "s"}
+        ).status_code
+        == 302
+    )
+    statuses, failed = crawl(client)
+    failures += [f"participant: {failure}" for failure in failed]
+    own = f"/test/sessions/{arrived.session_id}/"
+    assert all(status in (200, 302) for status in statuses.values()), statuses
+    assert client.get("/datasets/")["Location"] == own and client.get(own).status_code == 200
     assert failures == [], failures
     assert all(len(reached[role]) > 5 for role in ROLES if role), {
         role: len(pages) for role, pages in reached.items()

@@ -296,7 +296,8 @@ NOT_JSON = {
     "evaluation:submission-delete", "humantest:plan-new", "humantest:plan-delete", "humantest:start",
     "humantest:practice", "humantest:begin", "humantest:pause", "humantest:resume", "annotation:project-new",
     "annotation:project-publish", "annotation:next", "validation:plan-new", "validation:plan-mark",
-    "validation:next", "inference:run-new", "inference:run-cancel", "submission-detail",
+    "validation:next", "inference:run-new", "inference:run-cancel", "submission-detail", "humantest:study",
+    "humantest:testers", "humantest:consent", "join",
 }  # fmt: skip
 
 

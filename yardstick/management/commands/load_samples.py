@@ -8,7 +8,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand
 
-from accounts.roles import ADMIN, ROLES, sync_roles
+from accounts.roles import ADMIN, PARTICIPANT, ROLES, sync_roles
 from annotation.demo import create_demo_project
 from benchmarks import registry
 from benchmarks.models import Dataset
@@ -21,7 +21,8 @@ from validation.demo import create_demo_plan as create_demo_validation
 
 DEMO_NAME = "demo"
 #: Demo accounts, one per role: username -> password. For a local demo only; README lists them.
-DEMO_USERS = {role: f"{role}-demo" for role in ROLES}
+#: (Participants arrive by a study's link, never with a password.)
+DEMO_USERS = {role: f"{role}-demo" for role in ROLES if role != PARTICIPANT}
 DEMO_PLAN_ITEMS = 6
 DEMO_PRACTICE_ITEMS = 2
 
