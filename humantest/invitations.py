@@ -45,14 +45,14 @@ class Invited:
     link: str  # the one-time log-in link (a path), for accounts without a password
 
 
-def entries(text: str) -> list[tuple[int, str]]:
-    """(line number, username or e-mail) from pasted lines or a CSV (first column, or the column
-    named username or email; a header line is recognised and skipped)."""
+def entries(text: str, where: str = "line") -> list[tuple[str, str]]:
+    """(where, username or e-mail) from pasted lines or a CSV (first column, or the column named
+    username or email; a header line is recognised and skipped); `where` names the lines."""
     if len(text) > 2_000_000:
         raise InvitationRefused("the list is larger than 2 MB")
     rows = list(csv.reader(io.StringIO(text.replace("\t", ","))))
     column = 0
-    found: list[tuple[int, str]] = []
+    found: list[tuple[str, str]] = []
     for number, row in enumerate(rows, start=1):
         cells = [cell.strip() for cell in row]
         if not any(cells):
@@ -64,36 +64,43 @@ def entries(text: str) -> list[tuple[int, str]]:
             continue
         value = cells[column] if column < len(cells) else ""
         if value:
-            found.append((number, value))
+            found.append((f"{where} {number}", value))
     if len(found) > INVITE_LIMIT:
         raise InvitationRefused(f"at most {INVITE_LIMIT} people an invitation")
     return found
 
 
-def invite(plan: TestPlan, text: str, *, invited_by=None) -> list[Invited]:
-    """Invite everybody the list names to `plan`; InvitationRefused names the first bad line."""
+def invite(plan: TestPlan, *texts: str, invited_by=None) -> list[Invited]:
+    """Invite everybody the lists name to `plan` (a pasted list, a CSV file: each read on its own);
+    InvitationRefused names the first bad line."""
     users = get_user_model().objects
     checked: list[tuple[str, str]] = []  # (username, email)
-    for number, value in entries(text):
+    names = ("line", "file, line")
+    found = [
+        entry for index, text in enumerate(texts) if text for entry in entries(text, names[min(index, 1)])
+    ]
+    if len(found) > INVITE_LIMIT:
+        raise InvitationRefused(f"at most {INVITE_LIMIT} people an invitation")
+    for where, value in found:
         try:
-            value = inputs.name(value, f"line {number}", max_length=254)
+            value = inputs.name(value, where, max_length=254)
         except inputs.InputRefused as error:
-            raise InvitationRefused(f"line {number}: {error.message}") from None
+            raise InvitationRefused(f"{where}: {error.message}") from None
         if "@" in value:
             try:
                 validate_email(value)
             except ValidationError:
-                raise InvitationRefused(f"line {number}: {value!r} is not an e-mail address") from None
+                raise InvitationRefused(f"{where}: {value!r} is not an e-mail address") from None
             checked.append(("", value.lower()))
         else:
             try:
                 UnicodeUsernameValidator()(value)
             except ValidationError:
                 raise InvitationRefused(
-                    f"line {number}: {value!r} is not a username (letters, digits and @.+-_ only)"
+                    f"{where}: {value!r} is not a username (letters, digits and @.+-_ only)"
                 ) from None
             if len(value) > 150:
-                raise InvitationRefused(f"line {number}: a username has at most 150 characters")
+                raise InvitationRefused(f"{where}: a username has at most 150 characters")
             checked.append((value, ""))
     if not checked:
         raise InvitationRefused("the list names nobody: one username or e-mail address a line")

@@ -28,3 +28,45 @@ class TestPlanSerializer(serializers.ModelSerializer):
         model = TestPlan
         fields = ["id", *PLAN_CHOICES, "pooled_submission", "created_by", "created_at"]
         read_only_fields = ["id", "pooled_submission", "created_by", "created_at"]
+
+
+class StudySerializer(serializers.Serializer):
+    """A study's settings (humantest/studies.py checks every one when it is changed)."""
+
+    consent_text = serializers.CharField(required=False, allow_blank=True)
+    consent_version = serializers.IntegerField(read_only=True)
+    opens_at = serializers.DateTimeField(required=False, allow_null=True)
+    closes_at = serializers.DateTimeField(required=False, allow_null=True)
+    participant_cap = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=10**7)
+    idle_limit_s = serializers.IntegerField(required=False, min_value=60, max_value=30 * 24 * 3600)
+    completion_code = serializers.CharField(required=False, allow_blank=True, max_length=64)
+    completion_url = serializers.CharField(required=False, allow_blank=True, max_length=500)
+    screen_out_code = serializers.CharField(required=False, allow_blank=True, max_length=64)
+    screen_out_url = serializers.CharField(required=False, allow_blank=True, max_length=500)
+    no_consent_code = serializers.CharField(required=False, allow_blank=True, max_length=64)
+    no_consent_url = serializers.CharField(required=False, allow_blank=True, max_length=500)
+    currency = serializers.CharField(required=False, max_length=3)
+    base_pay = serializers.DecimalField(required=False, max_digits=8, decimal_places=2, min_value=0)
+    bonus_per_correct = serializers.DecimalField(required=False, max_digits=8, decimal_places=2, min_value=0)
+    bonus_threshold = serializers.FloatField(required=False, allow_null=True, min_value=0, max_value=1)
+    bonus_above = serializers.DecimalField(required=False, max_digits=8, decimal_places=2, min_value=0)
+    bonus_cap = serializers.DecimalField(
+        required=False, allow_null=True, max_digits=8, decimal_places=2, min_value=0
+    )
+
+
+class OpenLinkSerializer(serializers.Serializer):
+    platform = serializers.ChoiceField(choices=["prolific", "mturk", "lab"])
+    lab_ids = serializers.ListField(child=serializers.CharField(max_length=200), required=False, default=list)
+
+
+class TestersSerializer(serializers.Serializer):
+    __test__ = False
+
+    add = serializers.ListField(
+        child=serializers.CharField(max_length=254),
+        required=False,
+        default=list,
+        help_text="Usernames or e-mail addresses.",
+    )
+    remove = serializers.ListField(child=serializers.CharField(max_length=150), required=False, default=list)

@@ -229,8 +229,7 @@ def study_page(request, pk: int):
     links = [
         {
             "link": link,
-            "url": request.build_absolute_uri(reverse("join", args=[link.token]))
-            + template_query(link),
+            "url": request.build_absolute_uri(reverse("join", args=[link.token])) + template_query(link),
         }
         for link in plan.entry_links.filter(revoked_at__isnull=True)
     ]
@@ -285,11 +284,9 @@ def testers_page(request, pk: int):
                 removed = invitations.remove_testers(plan, request.POST.getlist("tester"))
                 messages.success(request, f"{removed} tester(s) removed: they can no longer open this test.")
                 return redirect("humantest:testers", pk=plan.pk)
-            text = request.POST.get("people", "")
             upload = request.FILES.get("file")
-            if upload is not None:
-                text += "\n" + upload.read(1_000_000).decode("utf-8", "replace")
-            made = invitations.invite(plan, text, invited_by=request.user)
+            uploaded = upload.read(2_000_001).decode("utf-8", "replace") if upload is not None else ""
+            made = invitations.invite(plan, request.POST.get("people", ""), uploaded, invited_by=request.user)
         except invitations.InvitationRefused as error:
             problem = str(error)
     if request.POST.get("format") == "csv" and made:

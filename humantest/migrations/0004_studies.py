@@ -8,155 +8,419 @@ import accounts.inputs
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('humantest', '0003_checked_text'),
+        ("humantest", "0003_checked_text"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='testsession',
-            name='consent_version',
-            field=models.PositiveIntegerField(blank=True, help_text='Which consent text.', null=True),
+            model_name="testsession",
+            name="consent_version",
+            field=models.PositiveIntegerField(blank=True, help_text="Which consent text.", null=True),
         ),
         migrations.AddField(
-            model_name='testsession',
-            name='consented_at',
-            field=models.DateTimeField(blank=True, help_text='Server time the consent was given.', null=True),
+            model_name="testsession",
+            name="consented_at",
+            field=models.DateTimeField(blank=True, help_text="Server time the consent was given.", null=True),
         ),
         migrations.AddField(
-            model_name='testsession',
-            name='declined_at',
-            field=models.DateTimeField(blank=True, help_text='Server time the consent was declined.', null=True),
+            model_name="testsession",
+            name="declined_at",
+            field=models.DateTimeField(
+                blank=True, help_text="Server time the consent was declined.", null=True
+            ),
         ),
         migrations.CreateModel(
-            name='EntryLink',
+            name="EntryLink",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('platform', models.CharField(choices=[('prolific', 'Prolific'), ('mturk', 'Amazon Mechanical Turk'), ('lab', 'A list of participant ids (lab)')], max_length=16)),
-                ('token', models.CharField(max_length=64, unique=True)),
-                ('lab_ids', models.JSONField(blank=True, default=list, help_text='For a lab list: the ids it admits.')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('revoked_at', models.DateTimeField(blank=True, null=True)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('plan', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='entry_links', to='humantest.testplan')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "platform",
+                    models.CharField(
+                        choices=[
+                            ("prolific", "Prolific"),
+                            ("mturk", "Amazon Mechanical Turk"),
+                            ("lab", "A list of participant ids (lab)"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("token", models.CharField(max_length=64, unique=True)),
+                (
+                    "lab_ids",
+                    models.JSONField(
+                        blank=True, default=list, help_text="For a lab list: the ids it admits."
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("revoked_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "plan",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="entry_links",
+                        to="humantest.testplan",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['plan', '-created_at'],
+                "ordering": ["plan", "-created_at"],
             },
         ),
         migrations.CreateModel(
-            name='Participant',
+            name="Participant",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('platform', models.CharField(choices=[('prolific', 'Prolific'), ('mturk', 'Amazon Mechanical Turk'), ('lab', 'A list of participant ids (lab)')], max_length=16)),
-                ('external_id', models.CharField(help_text='PROLIFIC_PID, workerId or the lab id.', max_length=200)),
-                ('attempt_id', models.CharField(blank=True, default='', help_text="This attempt's SESSION_ID or assignmentId.", max_length=200)),
-                ('platform_study', models.CharField(blank=True, default='', help_text='STUDY_ID or hitId.', max_length=200)),
-                ('return_to', models.URLField(blank=True, default='', help_text="MTurk's turkSubmitTo.", max_length=500)),
-                ('resume_code', models.CharField(max_length=32)),
-                ('status', models.CharField(choices=[('arrived', 'Arrived'), ('consented', 'Consented'), ('declined', 'Declined consent'), ('screened_out', 'Screened out'), ('finished', 'Finished'), ('returned', 'Returned (abandoned)')], default='arrived', max_length=16)),
-                ('arrived_at', models.DateTimeField()),
-                ('last_seen_at', models.DateTimeField()),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('returned_at', models.DateTimeField(blank=True, null=True)),
-                ('code_shown_at', models.DateTimeField(blank=True, help_text='When the code was first shown.', null=True)),
-                ('link', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='participants', to='humantest.entrylink')),
-                ('plan', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='participants', to='humantest.testplan')),
-                ('session', models.OneToOneField(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='participant', to='humantest.testsession')),
-                ('user', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='participant', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "platform",
+                    models.CharField(
+                        choices=[
+                            ("prolific", "Prolific"),
+                            ("mturk", "Amazon Mechanical Turk"),
+                            ("lab", "A list of participant ids (lab)"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "external_id",
+                    models.CharField(help_text="PROLIFIC_PID, workerId or the lab id.", max_length=200),
+                ),
+                (
+                    "attempt_id",
+                    models.CharField(
+                        blank=True,
+                        default="",
+                        help_text="This attempt's SESSION_ID or assignmentId.",
+                        max_length=200,
+                    ),
+                ),
+                (
+                    "platform_study",
+                    models.CharField(blank=True, default="", help_text="STUDY_ID or hitId.", max_length=200),
+                ),
+                (
+                    "return_to",
+                    models.URLField(
+                        blank=True, default="", help_text="MTurk's turkSubmitTo.", max_length=500
+                    ),
+                ),
+                ("resume_code", models.CharField(max_length=32)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("arrived", "Arrived"),
+                            ("consented", "Consented"),
+                            ("declined", "Declined consent"),
+                            ("screened_out", "Screened out"),
+                            ("finished", "Finished"),
+                            ("returned", "Returned (abandoned)"),
+                        ],
+                        default="arrived",
+                        max_length=16,
+                    ),
+                ),
+                ("arrived_at", models.DateTimeField()),
+                ("last_seen_at", models.DateTimeField()),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                ("returned_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "code_shown_at",
+                    models.DateTimeField(blank=True, help_text="When the code was first shown.", null=True),
+                ),
+                (
+                    "link",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="participants",
+                        to="humantest.entrylink",
+                    ),
+                ),
+                (
+                    "plan",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="participants",
+                        to="humantest.testplan",
+                    ),
+                ),
+                (
+                    "session",
+                    models.OneToOneField(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="participant",
+                        to="humantest.testsession",
+                    ),
+                ),
+                (
+                    "user",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="participant",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['plan', 'arrived_at'],
+                "ordering": ["plan", "arrived_at"],
             },
         ),
         migrations.CreateModel(
-            name='PaymentBatch',
+            name="PaymentBatch",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('number', models.PositiveIntegerField()),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('rule', models.JSONField(default=dict, help_text='The pay rule as it stood: base, bonus, cap, currency.')),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('plan', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='payment_batches', to='humantest.testplan')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("number", models.PositiveIntegerField()),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "rule",
+                    models.JSONField(
+                        default=dict, help_text="The pay rule as it stood: base, bonus, cap, currency."
+                    ),
+                ),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "plan",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="payment_batches",
+                        to="humantest.testplan",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['plan', 'number'],
+                "ordering": ["plan", "number"],
             },
         ),
         migrations.CreateModel(
-            name='Payment',
+            name="Payment",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('base', models.DecimalField(decimal_places=2, max_digits=8)),
-                ('bonus', models.DecimalField(decimal_places=2, max_digits=8)),
-                ('correct', models.PositiveIntegerField()),
-                ('trials', models.PositiveIntegerField()),
-                ('seconds', models.FloatField(blank=True, help_text='Server-clock seconds from arrival to finish.', null=True)),
-                ('participant', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='payment', to='humantest.participant')),
-                ('batch', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='payments', to='humantest.paymentbatch')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("base", models.DecimalField(decimal_places=2, max_digits=8)),
+                ("bonus", models.DecimalField(decimal_places=2, max_digits=8)),
+                ("correct", models.PositiveIntegerField()),
+                ("trials", models.PositiveIntegerField()),
+                (
+                    "seconds",
+                    models.FloatField(
+                        blank=True, help_text="Server-clock seconds from arrival to finish.", null=True
+                    ),
+                ),
+                (
+                    "participant",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="payment",
+                        to="humantest.participant",
+                    ),
+                ),
+                (
+                    "batch",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="payments",
+                        to="humantest.paymentbatch",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['batch', 'participant__arrived_at'],
+                "ordering": ["batch", "participant__arrived_at"],
             },
         ),
         migrations.CreateModel(
-            name='Study',
+            name="Study",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('consent_text', models.TextField(blank=True, default='', help_text='Markdown; empty: no consent page.', validators=[accounts.inputs.valid_text])),
-                ('consent_version', models.PositiveIntegerField(default=0, help_text='Bumped on every change of the consent text (0: none yet).')),
-                ('opens_at', models.DateTimeField(blank=True, help_text='Empty: open now.', null=True)),
-                ('closes_at', models.DateTimeField(blank=True, help_text='Empty: until it is full.', null=True)),
-                ('participant_cap', models.PositiveIntegerField(blank=True, help_text='At most this many participants (returned ones free their place).', null=True)),
-                ('idle_limit_s', models.PositiveIntegerField(default=3600, help_text='A participant silent this long has returned (abandoned) the study.')),
-                ('completion_code', models.CharField(blank=True, default='', max_length=64, validators=[accounts.inputs.one_line])),
-                ('completion_url', models.URLField(blank=True, default='', max_length=500)),
-                ('screen_out_code', models.CharField(blank=True, default='', max_length=64, validators=[accounts.inputs.one_line])),
-                ('screen_out_url', models.URLField(blank=True, default='', max_length=500)),
-                ('no_consent_code', models.CharField(blank=True, default='', max_length=64, validators=[accounts.inputs.one_line])),
-                ('no_consent_url', models.URLField(blank=True, default='', max_length=500)),
-                ('currency', models.CharField(default='GBP', max_length=3, validators=[accounts.inputs.one_line])),
-                ('base_pay', models.DecimalField(decimal_places=2, default=0, max_digits=8)),
-                ('bonus_per_correct', models.DecimalField(decimal_places=2, default=0, help_text='Paid per correct test trial.', max_digits=8)),
-                ('bonus_threshold', models.FloatField(blank=True, help_text='An accuracy (0 to 1) at or above which `bonus_above` is paid.', null=True)),
-                ('bonus_above', models.DecimalField(decimal_places=2, default=0, max_digits=8)),
-                ('bonus_cap', models.DecimalField(blank=True, decimal_places=2, help_text='The most bonus one person gets.', max_digits=8, null=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('plan', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='study', to='humantest.testplan')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "consent_text",
+                    models.TextField(
+                        blank=True,
+                        default="",
+                        help_text="Markdown; empty: no consent page.",
+                        validators=[accounts.inputs.valid_text],
+                    ),
+                ),
+                (
+                    "consent_version",
+                    models.PositiveIntegerField(
+                        default=0, help_text="Bumped on every change of the consent text (0: none yet)."
+                    ),
+                ),
+                ("opens_at", models.DateTimeField(blank=True, help_text="Empty: open now.", null=True)),
+                (
+                    "closes_at",
+                    models.DateTimeField(blank=True, help_text="Empty: until it is full.", null=True),
+                ),
+                (
+                    "participant_cap",
+                    models.PositiveIntegerField(
+                        blank=True,
+                        help_text="At most this many participants (returned ones free their place).",
+                        null=True,
+                    ),
+                ),
+                (
+                    "idle_limit_s",
+                    models.PositiveIntegerField(
+                        default=3600,
+                        help_text="A participant silent this long has returned (abandoned) the study.",
+                    ),
+                ),
+                (
+                    "completion_code",
+                    models.CharField(
+                        blank=True, default="", max_length=64, validators=[accounts.inputs.one_line]
+                    ),
+                ),
+                ("completion_url", models.URLField(blank=True, default="", max_length=500)),
+                (
+                    "screen_out_code",
+                    models.CharField(
+                        blank=True, default="", max_length=64, validators=[accounts.inputs.one_line]
+                    ),
+                ),
+                ("screen_out_url", models.URLField(blank=True, default="", max_length=500)),
+                (
+                    "no_consent_code",
+                    models.CharField(
+                        blank=True, default="", max_length=64, validators=[accounts.inputs.one_line]
+                    ),
+                ),
+                ("no_consent_url", models.URLField(blank=True, default="", max_length=500)),
+                (
+                    "currency",
+                    models.CharField(default="GBP", max_length=3, validators=[accounts.inputs.one_line]),
+                ),
+                ("base_pay", models.DecimalField(decimal_places=2, default=0, max_digits=8)),
+                (
+                    "bonus_per_correct",
+                    models.DecimalField(
+                        decimal_places=2, default=0, help_text="Paid per correct test trial.", max_digits=8
+                    ),
+                ),
+                (
+                    "bonus_threshold",
+                    models.FloatField(
+                        blank=True,
+                        help_text="An accuracy (0 to 1) at or above which `bonus_above` is paid.",
+                        null=True,
+                    ),
+                ),
+                ("bonus_above", models.DecimalField(decimal_places=2, default=0, max_digits=8)),
+                (
+                    "bonus_cap",
+                    models.DecimalField(
+                        blank=True,
+                        decimal_places=2,
+                        help_text="The most bonus one person gets.",
+                        max_digits=8,
+                        null=True,
+                    ),
+                ),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "plan",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="study",
+                        to="humantest.testplan",
+                    ),
+                ),
             ],
             options={
-                'verbose_name_plural': 'studies',
+                "verbose_name_plural": "studies",
             },
         ),
         migrations.CreateModel(
-            name='ConsentText',
+            name="ConsentText",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('version', models.PositiveIntegerField()),
-                ('text', models.TextField()),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('study', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='consent_texts', to='humantest.study')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("version", models.PositiveIntegerField()),
+                ("text", models.TextField()),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "study",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="consent_texts",
+                        to="humantest.study",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['study', 'version'],
+                "ordering": ["study", "version"],
             },
         ),
         migrations.AddIndex(
-            model_name='participant',
-            index=models.Index(fields=['plan', 'status'], name='participant_plan_status'),
+            model_name="participant",
+            index=models.Index(fields=["plan", "status"], name="participant_plan_status"),
         ),
         migrations.AddConstraint(
-            model_name='participant',
-            constraint=models.UniqueConstraint(fields=('plan', 'platform', 'external_id'), name='one_participant_per_platform_id'),
+            model_name="participant",
+            constraint=models.UniqueConstraint(
+                fields=("plan", "platform", "external_id"), name="one_participant_per_platform_id"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='paymentbatch',
-            constraint=models.UniqueConstraint(fields=('plan', 'number'), name='one_batch_number_per_plan'),
+            model_name="paymentbatch",
+            constraint=models.UniqueConstraint(fields=("plan", "number"), name="one_batch_number_per_plan"),
         ),
         migrations.AddConstraint(
-            model_name='consenttext',
-            constraint=models.UniqueConstraint(fields=('study', 'version'), name='one_consent_text_per_version'),
+            model_name="consenttext",
+            constraint=models.UniqueConstraint(
+                fields=("study", "version"), name="one_consent_text_per_version"
+            ),
         ),
     ]

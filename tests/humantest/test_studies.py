@@ -400,3 +400,138 @@ def test_the_study_page_opens_links_saves_settings_and_shows_progress_to_its_own
         == 403
     )
     assert EntryLink.objects.count() == 1
+
+
+def test_testers_are_invited_by_a_list_new_ones_log_in_once_by_their_link_and_can_be_removed(plan):
+    researcher = Client()
+    researcher.force_login(plan.created_by)
+    old = make_user("olga", "tester")
+    refused = researcher.post(
+        f"/test/plans/{plan.pk}/testers/", {"people": "ok@example.org\nnot an address@\n"}
+    )
+    assert refused.status_code == 400 and "line 2" in refused.content.decode()
+    assert not plan.testers.exists() and not get_user_model().objects.filter(email="ok@example.org").exists()
+    upload = io.BytesIO(b"email\nAnna@Example.org\nben@example.org\n")
+    upload.name = "people.csv"
+    response = researcher.post(f"/test/plans/{plan.pk}/testers/", {"people": "olga\nnewbie", "file": upload})
+    assert response.status_code == 200
+    assert sorted(plan.testers.values_list("username", flat=True)) == ["anna", "ben", "newbie", "olga"]
+    anna = get_user_model().objects.get(email="anna@example.org")
+    assert anna.groups.filter(name="tester").exists() and not anna.has_usable_password()
+    page = response.content.decode()
+    links = [
+        line.split('<code class="name">')[1].split("</code>")[0]
+        for line in page.splitlines()
+        if "/accounts/welcome/" in line
+    ]
+    assert len(links) == 3  # the three new accounts; olga signs in as usual
+    # A new tester's link lets them choose a password once, and signs them in.
+    newcomer = Client()
+    link = next(link for link in links if f"/{anna.pk}/".encode() and "welcome" in link)
+    first = newcomer.get(link, follow=True)
+    assert first.status_code == 200 and 'id="welcome"' in first.content.decode()
+    form_url = first.redirect_chain[-1][0] if first.redirect_chain else link
+    done = newcomer.post(
+        form_url, {"new_password1": "a-long-new-password-7", "new_password2": "a-long-new-password-7"}
+    )
+    assert done.status_code == 302
+    assert newcomer.get("/test/").status_code == 200
+    used = Client().get(link, follow=True)
+    assert "This link is used up" in used.content.decode()
+    # Removed while the plan runs: their session no longer opens.
+    session = sessions.start_session(plan, old)
+    olga = Client()
+    olga.force_login(old)
+    assert olga.get(f"/test/sessions/{session.pk}/").status_code == 200
+    researcher.post(f"/test/plans/{plan.pk}/testers/", {"action": "remove", "tester": ["olga"]})
+    assert not plan.testers.filter(username="olga").exists()
+    assert olga.get(f"/test/sessions/{session.pk}/").status_code == 403
+    assert TestSession.objects.filter(pk=session.pk).exists()  # what she did is kept
+
+
+def test_a_study_is_run_over_the_api(plan, client):
+    from rest_framework.test import APIClient
+
+    api = APIClient()
+    api.force_authenticate(plan.created_by)
+    base = f"/api/v1/test-plans/{plan.pk}"
+    refused = api.patch(f"{base}/study/", {"completion_url": "ftp://x", "participant_cap": 0}, format="json")
+    assert refused.status_code == 400 and "participant_cap" in refused.json()
+    settings = api.patch(
+        f"{base}/study/", {"participant_cap": 5, "completion_code": "API123"}, format="json"
+    ).json()
+    assert (
+        settings["participant_cap"] == 5
+        and settings["completion_code"] == "API123"
+        and settings["consent_version"] == 1
+    )
+    links = api.post(f"{base}/links/", {"platform": "prolific"}, format="json").json()
+    assert len(links) == 1 and links[0]["url"].endswith(f"/join/{EntryLink.objects.get().token}/")
+    assert api.post(f"{base}/links/", {"platform": "lab"}, format="json").status_code == 400  # needs its ids
+    arrive(client, EntryLink.objects.get(), PROLIFIC)
+    person = Participant.objects.get()
+    studies.give_consent(person.session, 1)
+    answer_everything(person)
+    shown = api.get(f"{base}/participants/").json()
+    assert shown["progress"]["finished"] == 1 and shown["progress"]["places_left"] == 4
+    assert (
+        shown["participants"][0]["participant_id"] == PROLIFIC["PROLIFIC_PID"]
+        and shown["participants"][0]["status"] == "finished"
+    )
+    batches = api.post(f"{base}/payments/").json()
+    assert [batch["participants"] for batch in batches] == [1]
+    assert api.post(f"{base}/payments/").json() == batches  # nobody new: no second batch
+    file = api.get(f"{base}/payments/1/prolific/")
+    assert file.status_code == 200 and file.content.decode() == f"{PROLIFIC['PROLIFIC_PID']},0.40\n"
+    invited = api.post(f"{base}/testers/", {"add": ["zoe@example.org"], "remove": []}, format="json").json()
+    assert invited["testers"] == ["zoe"] and "/accounts/welcome/" in invited["invited"][0]["log_in_link"]
+    assert api.post(f"{base}/testers/", {"remove": ["zoe"]}, format="json").json()["testers"] == []
+    revoked = api.post(f"{base}/links/{links[0]['id']}/revoke/").json()
+    assert revoked == [] and EntryLink.objects.get().revoked_at is not None
+    # Another researcher reads, and is refused every change.
+    other = APIClient()
+    other.force_authenticate(make_user("rex", "researcher"))
+    assert other.get(f"{base}/participants/").status_code == 200
+    assert other.patch(f"{base}/study/", {"participant_cap": 9}, format="json").status_code == 403
+    assert other.post(f"{base}/payments/").status_code == 403
+
+
+def test_the_commands_open_a_study_invite_testers_and_write_payments(plan, client, tmp_path):
+    import json
+
+    from django.core.management import CommandError, call_command
+
+    consent = tmp_path / "consent.md"
+    consent.write_text("# Consent\n\nYes?", encoding="utf-8")
+    out = io.StringIO()
+    call_command("open_study", str(plan.pk), "--platform", "prolific", "--consent", str(consent), "--cap", "20",
+                 "--site", "https://study.example.org", "--json", stdout=out)  # fmt: skip
+    opened = json.loads(out.getvalue())
+    link = EntryLink.objects.get()
+    assert opened["url"] == (
+        f"https://study.example.org/join/{link.token}/?PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}"
+        "&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
+    )
+    assert opened["consent_version"] == 2 and opened["participant_cap"] == 20
+    with pytest.raises(CommandError, match="completion_url"):
+        call_command("open_study", "Pilot", "--platform", "prolific", "--completion-url", "nope")
+    people = tmp_path / "people.csv"
+    people.write_text("email\nkim@example.org\n", encoding="utf-8")
+    out = io.StringIO()
+    call_command("invite_testers", "Pilot", str(people), "--site", "https://study.example.org", stdout=out)
+    rows = list(csv.DictReader(io.StringIO(out.getvalue())))
+    assert rows[0]["username"] == "kim" and rows[0]["log_in_link"].startswith(
+        "https://study.example.org/accounts/welcome/"
+    )
+    with pytest.raises(CommandError, match="nobody is waiting"):
+        call_command("export_payments", "Pilot")
+    arrive(client, link, PROLIFIC)
+    person = Participant.objects.get()
+    studies.give_consent(person.session, 2)
+    answer_everything(person)
+    out = io.StringIO()
+    call_command("export_payments", "Pilot", "--format", "prolific", stdout=out, stderr=io.StringIO())
+    assert out.getvalue() == f"{PROLIFIC['PROLIFIC_PID']},0.40\n"
+    again = io.StringIO()
+    call_command("export_payments", "Pilot", "--format", "prolific", "--batch", "1", stdout=again)
+    assert again.getvalue() == out.getvalue()

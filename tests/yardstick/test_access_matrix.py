@@ -190,6 +190,22 @@ def rows(site) -> dict[tuple[str, str], tuple[str, set[str]]]:
         ("testplan-detail", "GET"): (f"/api/v1/test-plans/{test_plan}/", RESEARCHERS),
         ("testplan-results", "GET"): (f"/api/v1/test-plans/{test_plan}/results/", RESEARCHERS),
         ("testplan-trials", "GET"): (f"/api/v1/test-plans/{test_plan}/trials/", RESEARCHERS),
+        ("testplan-study", "GET"): (f"/api/v1/test-plans/{test_plan}/study/", RESEARCHERS),
+        ("testplan-study", "PATCH"): (f"/api/v1/test-plans/{test_plan}/study/", OWNER),
+        ("testplan-links", "GET"): (f"/api/v1/test-plans/{test_plan}/links/", RESEARCHERS),
+        ("testplan-links", "POST"): (f"/api/v1/test-plans/{test_plan}/links/", OWNER),
+        ("testplan-revoke-link", "POST"): (
+            f"/api/v1/test-plans/{test_plan}/links/{site.link.pk}/revoke/",
+            OWNER,
+        ),
+        ("testplan-participants", "GET"): (f"/api/v1/test-plans/{test_plan}/participants/", RESEARCHERS),
+        ("testplan-payments", "GET"): (f"/api/v1/test-plans/{test_plan}/payments/", RESEARCHERS),
+        ("testplan-payments", "POST"): (f"/api/v1/test-plans/{test_plan}/payments/", OWNER),
+        ("testplan-payment-file", "GET"): (
+            f"/api/v1/test-plans/{test_plan}/payments/1/prolific/",
+            RESEARCHERS,
+        ),
+        ("testplan-testers", "POST"): (f"/api/v1/test-plans/{test_plan}/testers/", OWNER),
         ("modelrun-list", "GET"): ("/api/v1/model-runs/", RESEARCHERS),
         ("modelrun-list", "POST"): ("/api/v1/model-runs/", RESEARCHERS),
         ("modelrun-detail", "GET"): (f"/api/v1/model-runs/{run}/", RESEARCHERS),
@@ -251,7 +267,7 @@ def through(response) -> bool:
 
 def test_every_address_has_a_row():
     """A view nobody said the rules of fails here (add its row to `rows` above)."""
-    written = set(re.findall(r'\("([^"]+)", "(?:GET|POST|DELETE)"\): \(', inspect.getsource(rows)))
+    written = set(re.findall(r'\("([^"]+)", "(?:GET|POST|PATCH|DELETE)"\): \(', inspect.getsource(rows)))
     missing = sorted(str(name) for name in served_names() if name not in NOT_HERE and name not in written)
     assert missing == [], f"addresses with no access row: {missing}"
 
@@ -276,6 +292,8 @@ def test_each_role_reaches_what_its_row_says_and_nothing_else(site, settings):
                     response = client.get(url, **headers)
                 elif method == "DELETE":
                     response = client.delete(url, **headers)
+                elif method == "PATCH":
+                    response = client.patch(url, "{}", content_type="application/json", **headers)
                 else:
                     response = client.post(url, {}, **headers)
                 transaction.set_rollback(True)

@@ -141,6 +141,25 @@ SHAPES = {
         "checkpoint": text_or_any,
     },
     "upload": {"dataset": ids, "name": text_or_any, "benchmark": st.just("cric") | text_or_any},
+    "study": {
+        "consent_text": text_or_any,
+        "participant_cap": numbers,
+        "idle_limit_s": numbers,
+        "completion_code": text_or_any,
+        "completion_url": st.just("https://app.prolific.com/submissions/complete?cc=X") | text_or_any,
+        "base_pay": numbers | text_or_any,
+        "bonus_threshold": numbers,
+        "currency": st.just("GBP") | text_or_any,
+        "opens_at": st.just("2026-12-01T09:00:00Z") | text_or_any,
+    },
+    "links": {
+        "platform": st.sampled_from(["prolific", "mturk", "lab"]) | text_or_any,
+        "lab_ids": st.lists(text_or_any) | values,
+    },
+    "testers": {
+        "add": st.lists(text_or_any, max_size=3) | values,
+        "remove": st.lists(text_or_any, max_size=2) | values,
+    },
 }
 
 
@@ -225,6 +244,10 @@ def endpoints(site) -> list[tuple[str, Client, str, str, dict, Callable[[], int 
         ("api model run", rita, "/api/v1/model-runs/", "model run", token, none),
         ("api cancel", rita, f"/api/v1/model-runs/{run.pk}/cancel/", "heartbeat", token, none),
         ("api submission", rita, "/api/v1/submissions/", "upload", token, none),
+        ("api study", rita, f"/api/v1/test-plans/{site.test_plan.pk}/study/", "study", {**token, "method": "patch"}, none),
+        ("api links", rita, f"/api/v1/test-plans/{site.test_plan.pk}/links/", "links", token, none),
+        ("api payments", rita, f"/api/v1/test-plans/{site.test_plan.pk}/payments/", "heartbeat", token, none),
+        ("api testers", rita, f"/api/v1/test-plans/{site.test_plan.pk}/testers/", "testers", token, none),
         ("api import", rita, "/api/v1/imports/", "upload", token, none),
     ]  # fmt: skip
 
@@ -248,8 +271,10 @@ def drive_endpoint(
     def drive(body) -> None:
         raw = encoded(body, version())
         before = fingerprint()
+        send = getattr(client, headers.get("method", "post"))
+        extra = {key: value for key, value in headers.items() if key != "method"}
         with transaction.atomic():  # a failed request's broken transaction is undone, not inherited
-            response = client.post(url, raw, content_type="application/json", **headers)
+            response = send(url, raw, content_type="application/json", **extra)
             status = response.status_code
             if status >= 500:
                 transaction.set_rollback(True)
@@ -288,6 +313,7 @@ DRIVEN = {
     "validation:save", "validation:heartbeat", "validation:submit", "validation:skip",
     "humantest:answer", "humantest:timeout",
     "api-token", "testplan-list", "modelrun-list", "modelrun-cancel", "submission-list", "importjob-list",
+    "testplan-study", "testplan-links", "testplan-payments", "testplan-testers",
 }  # fmt: skip
 #: Addresses that take a POST or DELETE but read no JSON body: buttons and forms (whose hostile
 #: input the crawl's site types in: tests/yardstick/hostile.py), and the API's DELETE.
@@ -297,7 +323,7 @@ NOT_JSON = {
     "humantest:practice", "humantest:begin", "humantest:pause", "humantest:resume", "annotation:project-new",
     "annotation:project-publish", "annotation:next", "validation:plan-new", "validation:plan-mark",
     "validation:next", "inference:run-new", "inference:run-cancel", "submission-detail", "humantest:study",
-    "humantest:testers", "humantest:consent", "join",
+    "humantest:testers", "humantest:consent", "join", "testplan-revoke-link",
 }  # fmt: skip
 
 
@@ -306,7 +332,7 @@ def test_every_address_that_takes_a_body_is_driven_or_reads_no_json():
     from tests.yardstick import test_access_matrix
 
     taking = set(
-        re.findall(r'\("([^"]+)", "(?:POST|DELETE)"\): \(', inspect.getsource(test_access_matrix.rows))
+        re.findall(r'\("([^"]+)", "(?:POST|PATCH|DELETE)"\): \(', inspect.getsource(test_access_matrix.rows))
     )
     assert taking - DRIVEN - NOT_JSON == set()
     assert taking >= DRIVEN and taking >= NOT_JSON
