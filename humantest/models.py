@@ -82,6 +82,17 @@ class TestPlan(models.Model):
         return self.dataset.spec.setting_label(self.setting) if self.setting else ""
 
 
+def tester_label(user) -> str:
+    """How a tester is named on pages and in exports: a study's participant by their platform id
+    (their account's username is made up), anyone else by their username."""
+    from django.core.exceptions import ObjectDoesNotExist
+
+    try:
+        return user.participant.external_id
+    except ObjectDoesNotExist:
+        return user.username
+
+
 #: What a researcher chooses when making a plan: the form's and the API's writable fields.
 PLAN_CHOICES = (
     "name",
@@ -135,6 +146,10 @@ class TestSession(models.Model):
 
     def __str__(self) -> str:
         return f"{self.tester} on {self.plan}"
+
+    @property
+    def tester_label(self) -> str:
+        return tester_label(self.tester)
 
 
 class Trial(models.Model):

@@ -20,7 +20,7 @@ from evaluation.agreement import AgreementInputError
 from evaluation.agreement_reports import dataset_agreement
 from evaluation.metrics.scored import Scored
 from evaluation.models import Submission
-from humantest.models import TestPlan, TestSession, Trial
+from humantest.models import TestPlan, TestSession, Trial, tester_label
 from humantest.trials import TrialUnit, trial_for
 
 
@@ -75,7 +75,7 @@ def ensure_plan_pool(plan: TestPlan) -> Submission:
 def create_session_submission(plan: TestPlan, tester) -> Submission:
     return evaluation.create_submission(
         dataset=plan.dataset,
-        name=f"{plan.row_label} · {tester.username}",
+        name=f"{plan.row_label} · {tester_label(tester)}",
         producer=Submission.Producer.HUMAN,
         origin=Submission.Origin.TEST_SESSION,
         setting=plan.setting,

@@ -17,7 +17,7 @@ from benchmarks.models import Item
 from evaluation.models import Prediction
 from evaluation.reports import ScoredSubmission, Table, build_table
 from evaluation.sampling import wilson_interval
-from humantest.models import TestPlan, TestSession, Trial
+from humantest.models import TestPlan, TestSession, Trial, tester_label
 from humantest.scoring import agreement_key, unit_for
 from humantest.trials import BenchmarkTrial, trial_for
 
@@ -71,12 +71,14 @@ def plans_for_researcher(user: Any) -> QuerySet[TestPlan]:
 def what_deleting_takes(plan: TestPlan) -> dict[str, Any]:
     """What deleting `plan` removes with it, for the confirmation page: its testers' sessions and
     trials, each tester's row and the pooled row in the dataset's evaluation report."""
-    sessions = list(plan.sessions.select_related("tester", "submission").order_by("tester__username"))
+    sessions = list(
+        plan.sessions.select_related("tester__participant", "submission").order_by("tester__username")
+    )
     trials = Trial.objects.filter(session__plan=plan)
     return {
         "sessions": sessions,
         "unfinished": [
-            session.tester.username
+            tester_label(session.tester)
             for session in sessions
             if session.status not in (TestSession.Status.BRIEF, TestSession.Status.FINISHED)
         ],
@@ -213,15 +215,17 @@ def plan_results(plan: TestPlan) -> dict[str, Any]:
     trial_type = trial_for(plan.dataset.benchmark)
     trials = list(
         Trial.objects.filter(session__plan=plan, phase=Trial.Phase.TEST, status__in=FINISHED)
-        .select_related("session__tester")
+        .select_related("session__tester__participant")
         .order_by("session__tester__username", "position")
     )
     by_tester: dict[str, list[Trial]] = {}
     for trial in trials:
-        by_tester.setdefault(trial.session.tester.username, []).append(trial)
+        by_tester.setdefault(tester_label(trial.session.tester), []).append(trial)
     testers = [tester_result(name, rows, trial_type) for name, rows in by_tester.items()]
     pooled = tester_result(f"{plan.row_label} (pooled)", trials, trial_type)
-    sessions = list(plan.sessions.select_related("tester", "submission").order_by("tester__username"))
+    sessions = list(
+        plan.sessions.select_related("tester__participant", "submission").order_by("tester__username")
+    )
     agreement = tester_agreement(plan) if len(by_tester) > 1 else None
     return {
         "testers": testers,
@@ -314,6 +318,7 @@ def results_table(plan: TestPlan, sessions: list[TestSession]) -> Table:
 EXPORT_FIELDS = [
     "plan",
     "tester",
+    "platform",
     "position",
     "item",
     "part",
@@ -347,6 +352,8 @@ def export_rows(plan: TestPlan) -> list[dict[str, Any]]:
         .order_by("session__tester__username", "position")
         .values_list(
             "session__tester__username",
+            "session__tester__participant__external_id",
+            "session__tester__participant__platform",
             "position",
             "item__external_id",
             "part",
@@ -363,7 +370,9 @@ def export_rows(plan: TestPlan) -> list[dict[str, Any]]:
     )
     rows = []
     for (
-        tester,
+        username,
+        participant_id,
+        platform,
         position,
         item,
         part,
@@ -383,7 +392,8 @@ def export_rows(plan: TestPlan) -> list[dict[str, Any]]:
         rows.append(
             {
                 "plan": plan.pk,
-                "tester": tester,
+                "tester": participant_id if participant_id is not None else username,
+                "platform": platform or "",
                 "position": position + 1,
                 "item": item,
                 "part": part,

@@ -348,6 +348,16 @@ def test_payments_follow_the_rule_and_nobody_is_paid_twice(plan):
     download = researcher.get(f"/test/plans/{plan.pk}/payments/1.prolific.csv")
     assert download.status_code == 200 and download.content.decode() == "P0,0.40\nP1,0.10\n"
     assert 'filename="plan-' in download["Content-Disposition"]
+    # The plan's results and trials name participants by their platform id, not their account.
+    trials = list(
+        csv.DictReader(io.StringIO(researcher.get(f"/test/plans/{plan.pk}/trials.csv").content.decode()))
+    )
+    assert {(row["tester"], row["platform"]) for row in trials} == {
+        ("P0", "prolific"),
+        ("P1", "prolific"),
+        ("P2", "prolific"),
+    }
+    assert "P0" in researcher.get(f"/test/plans/{plan.pk}/").content.decode()
 
 
 def test_mturk_bonuses_name_the_worker_and_the_assignment(plan, client):
