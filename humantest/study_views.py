@@ -105,6 +105,8 @@ def ended_page(request, session, participant: Participant | None, *, declined: b
     """The end of a participant's study: the code, and the way back to their platform (the
     researcher's own address, or MTurk's externalSubmit for a HIT). Reached only when the server
     has closed every trial: every answer is stored before the code is shown."""
+    if participant is not None:
+        participant.refresh_from_db()  # the last answer may have finished the study a moment ago
     ending = studies.ending(participant) if participant is not None else None
     context = {
         "session": session,
