@@ -81,3 +81,44 @@ def test_simultaneous_answers_to_one_trial_store_exactly_one(running_session, mo
     trial.refresh_from_db()
     assert trial.status == Trial.Status.ANSWERED and trial.answer == stored[0].answer
     assert Prediction.objects.filter(submission=session.submission).get().answer == stored[0].answer
+
+
+@pytest.fixture
+def open_study(trance_dataset):
+    if connection.vendor == "sqlite":
+        pytest.skip("the in-memory SQLite test database serialises connections; this runs on PostgreSQL")
+    from humantest import studies
+
+    plan = TestPlan.objects.create(name="Crowd", dataset=trance_dataset, setting="event", items_per_tester=2)
+    return plan, studies.open_link(plan, "prolific")
+
+
+def test_one_participant_in_two_tabs_at_once_gets_one_session(open_study):
+    from humantest import studies
+    from humantest.models import Participant, TestSession
+
+    plan, link = open_study
+    arrival = studies.Arrival(external_id="P-same", attempt_id="S-same")
+    outcomes = hammer(lambda index: studies.arrive(type(link).objects.get(pk=link.pk), arrival))
+    assert all(isinstance(outcome, Participant) for outcome in outcomes), outcomes
+    assert len({outcome.pk for outcome in outcomes}) == 1
+    assert Participant.objects.count() == 1 and TestSession.objects.filter(plan=plan).count() == 1
+
+
+def test_arrivals_at_once_never_go_past_the_cap(open_study):
+    from humantest import studies
+    from humantest.models import Participant
+
+    plan, link = open_study
+    studies.update_study(plan, participant_cap=3)
+    outcomes = hammer(
+        lambda index: studies.arrive(
+            type(link).objects.get(pk=link.pk),
+            studies.Arrival(external_id=f"P{index}", attempt_id=f"S{index}"),
+        )
+    )
+    admitted = [outcome for outcome in outcomes if isinstance(outcome, Participant)]
+    refused = [outcome for outcome in outcomes if isinstance(outcome, studies.StudyRefused)]
+    assert len(admitted) == 3 and len(refused) == THREADS - 3, outcomes
+    assert {outcome.code for outcome in refused} == {"full"}
+    assert Participant.objects.filter(plan=plan).count() == 3
