@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import os
 import pkgutil
+import threading
 from pathlib import Path
 
 from benchmarks.spec import BenchmarkSpec
@@ -20,6 +21,9 @@ PLUGINS_VARIABLE = "YARDSTICK_BENCHMARKS"
 _specs: dict[str, BenchmarkSpec] = {}
 _aliases: dict[str, str] = {}
 _loaded = False
+#: Loading is done once, by the first thread to ask; the others wait for it to finish (a web
+#: server's threads asking at once saw an empty registry before: "unknown benchmark 'trance'").
+_lock = threading.RLock()
 
 
 class UnknownBenchmark(ValueError):
@@ -43,24 +47,38 @@ def built_in_modules() -> list[str]:
 
 
 def load() -> None:
+    """Find the benchmarks, once: the registry is complete before anyone reads it."""
     global _loaded
     if _loaded:
         return
-    _loaded = True
-    extra = [name.strip() for name in os.environ.get(PLUGINS_VARIABLE, "").split(",") if name.strip()]
-    for module_name in [*built_in_modules(), *extra]:
-        register(spec_from_module(module_name))
+    with _lock:
+        if _loaded:
+            return
+        extra = [name.strip() for name in os.environ.get(PLUGINS_VARIABLE, "").split(",") if name.strip()]
+        for module_name in [*built_in_modules(), *extra]:
+            add(check_name(spec_from_module(module_name)))
+        _loaded = True
+
+
+def check_name(spec: BenchmarkSpec) -> BenchmarkSpec:
+    if not spec.name or spec.name != spec.name.lower() or not spec.name.isidentifier():
+        raise ValueError(f"a benchmark's name must be a lower-case identifier, got {spec.name!r}")
+    return spec
+
+
+def add(spec: BenchmarkSpec) -> None:
+    with _lock:
+        unregister(spec.name)
+        _specs[spec.name] = spec
+        for alias in spec.aliases:
+            _aliases[alias.lower()] = spec.name
 
 
 def register(spec: BenchmarkSpec) -> BenchmarkSpec:
     """Add a benchmark (replacing one of the same name); returns it."""
-    if not spec.name or spec.name != spec.name.lower() or not spec.name.isidentifier():
-        raise ValueError(f"a benchmark's name must be a lower-case identifier, got {spec.name!r}")
+    check_name(spec)
     load()
-    unregister(spec.name)
-    _specs[spec.name] = spec
-    for alias in spec.aliases:
-        _aliases[alias.lower()] = spec.name
+    add(spec)
     return spec
 
 

@@ -103,3 +103,35 @@ def test_a_benchmark_outside_the_package_is_loaded_from_the_environment():
 def test_a_module_without_a_spec_is_refused():
     with pytest.raises(TypeError, match="declares no SPEC"):
         registry.spec_from_module("benchmarks.records")
+
+
+def test_threads_that_ask_at_once_all_find_every_benchmark(monkeypatch):
+    """A web server's threads asked at once, and those behind the first saw an empty registry
+    ("unknown benchmark 'trance'", found by perf/study_load.py): loading is now done by one
+    thread while the others wait."""
+    import threading
+    import time
+
+    from benchmarks import registry
+
+    monkeypatch.setattr(registry, "_specs", {})
+    monkeypatch.setattr(registry, "_aliases", {})
+    monkeypatch.setattr(registry, "_loaded", False)
+    slow = registry.spec_from_module
+    monkeypatch.setattr(registry, "spec_from_module", lambda name: (time.sleep(0.02), slow(name))[1])
+    barrier = threading.Barrier(8)
+    found: list = []
+
+    def ask():
+        barrier.wait()
+        try:
+            found.append(registry.get("trance").name)
+        except Exception as error:  # noqa: BLE001 - the assertion shows it
+            found.append(error)
+
+    threads = [threading.Thread(target=ask) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert found == ["trance"] * 8
