@@ -423,8 +423,9 @@ def write_report(result: dict, command: str) -> None:
         "Verdict: "
         + ("every check held" if not result["problems"] else "FAILED: " + "; ".join(result["problems"])),
         "",
-        "The latencies include the time a request waited while gunicorn was restarting (its retries),"
-        " so the maximum is the restart's length; p95 and p99 are the steady state.",
+        "The latencies include the time a request waited while gunicorn was restarting (its retries):"
+        " the maximum and the p99 are the requests caught by the restart; p50 and p95 are the steady"
+        " state. The 200 client threads run on the same 2 cores as the server, PostgreSQL and the worker.",
     ]
     (RESULTS / "study_load.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
