@@ -60,6 +60,7 @@ perf: $(VENV)/.test-installed
 	$(PY) perf/render.py
 	$(PY) perf/generate_trance.py
 	$(PY) perf/humantest_load.py
+	$(PY) perf/study_load.py
 	$(PY) perf/humantest_draw.py
 	$(PY) perf/faults.py
 	$(PY) perf/mixed_load.py
