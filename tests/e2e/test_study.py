@@ -130,6 +130,20 @@ def test_a_prolific_participant_takes_the_study_and_lands_on_the_completion_url(
     assert Participant.objects.count() == 1
     other.close()
 
+    # The researcher follows it on the plan's Participants page.
+    from tests.e2e.conftest import log_in
+    from tests.factories import PASSWORD
+
+    researcher = browser.new_context(base_url=live_server.url, viewport={"width": 1280, "height": 900})
+    desk = researcher.new_page()
+    log_in(desk, "rita", PASSWORD)
+    desk.wait_for_url(lambda url: "/accounts/login/" not in url)
+    desk.goto(f"/test/plans/{study.pk}/study/")
+    expect(desk.locator("#count-finished")).to_have_text("1")
+    expect(desk.locator("#link-prolific")).to_contain_text(f"/join/{link.token}/?PROLIFIC_PID=")
+    for_docs(screenshot_of(desk, screenshot, "study-participants"))
+    researcher.close()
+
 
 def screenshot_of(page, screenshot, name):
     """A screenshot of this page (the fixture's page is another one)."""
