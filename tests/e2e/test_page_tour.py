@@ -12,7 +12,7 @@ docs/screenshots by `make screenshots`.
 
 import re
 from dataclasses import dataclass
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -46,6 +46,8 @@ class Stop:
     status: int = 200
     #: For pages that draw themselves after loading: true once they have.
     ready: str = ""
+    #: Signed in by opening this address (a study's participant, who has no password).
+    via: str = ""
 
 
 #: The pages' own signals that their script has drawn them (as the other browser tests wait).
@@ -145,6 +147,10 @@ def tour(site) -> list[Stop]:
         == "finished"
     )
     rows = ("TranceNet", "Random")
+    # The plan participants arrived at by its Prolific link (with hostile ids: the crawl's site).
+    typed = TestPlan.objects.get(name="Typed answers")
+    arrived = typed.participants.order_by("pk").first()
+    join = f"/join/{arrived.link.token}/?PROLIFIC_PID={quote(arrived.external_id)}&SESSION_ID=s"
 
     researcher = [
         ("home", "/"),
@@ -169,6 +175,8 @@ def tour(site) -> list[Stop]:
         ("test-plan-form", "/test/plans/new/"),
         ("test-plan-results", f"/test/plans/{view.pk}/"),
         ("test-plan-delete", f"/test/plans/{view.pk}/delete/"),
+        ("study", f"/test/plans/{typed.pk}/study/"),
+        ("testers", f"/test/plans/{typed.pk}/testers/"),
         ("import-form", "/datasets/import/"),
         ("import-job", f"/datasets/import/{bad_import.pk}/"),
         ("annotation-projects", "/annotate/projects/"),
@@ -218,6 +226,9 @@ def tour(site) -> list[Stop]:
         Stop("tester", "tom", "paused", f"/test/sessions/{paused.pk}/"),
         Stop("tester", "tia", "brief", f"/test/sessions/{brief.pk}/"),
         Stop("tester", "tia", "trial", f"/test/sessions/{trial.pk}/", ready=TRIAL_READY),
+        Stop(
+            "participant", arrived.user.username, "consent", f"/test/sessions/{arrived.session_id}/", via=join
+        ),
     ]
 
 
@@ -269,7 +280,9 @@ def test_every_page_of_every_role_fits_both_window_sizes(page, screenshot, busy_
     for index, stop in enumerate(stops):
         if index == 0 or stop.user != signed_in:
             page.context.clear_cookies()
-            if stop.user is not None:
+            if stop.via:
+                page.goto(stop.via)
+            elif stop.user is not None:
                 log_in(page, stop.user, PASSWORD)
                 page.wait_for_url(lambda url: "/accounts/login/" not in url)
             signed_in = stop.user
