@@ -138,10 +138,18 @@ def test_a_prolific_participant_takes_the_study_and_lands_on_the_completion_url(
     desk = researcher.new_page()
     log_in(desk, "rita", PASSWORD)
     desk.wait_for_url(lambda url: "/accounts/login/" not in url)
+    desk.clock.install()
     desk.goto(f"/test/plans/{study.pk}/study/")
     expect(desk.locator("#count-finished")).to_have_text("1")
     expect(desk.locator("#link-prolific")).to_contain_text(f"/join/{link.token}/?PROLIFIC_PID=")
     for_docs(screenshot_of(desk, screenshot, "study-participants"))
+    # Someone else arrives meanwhile: the page's counts follow without a reload.
+    newcomer = browser.new_context(base_url=live_server.url)
+    newcomer.new_page().goto(f"/join/{link.token}/?PROLIFIC_PID=another&STUDY_ID=st1&SESSION_ID=n1")
+    newcomer.close()
+    expect(desk.locator("#count-arrived")).to_have_text("1")
+    desk.clock.fast_forward(16000)
+    expect(desk.locator("#count-arrived")).to_have_text("2")
     researcher.close()
 
 

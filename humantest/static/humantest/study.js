@@ -1,0 +1,37 @@
+// The Participants page keeps its progress counts current: every 15 seconds it reads them again
+// from the API (the same figures as the page) and writes them into the page, while it is shown.
+const progress = document.getElementById("progress");
+const source = progress?.dataset.source;
+const fields = {
+  arrived: "count-arrived",
+  consented: "count-consented",
+  in_practice: "count-practice",
+  running: "count-running",
+  finished: "count-finished",
+  screened_out: "count-screened",
+  declined: "count-declined",
+  returned: "count-returned",
+};
+
+async function refresh() {
+  if (document.hidden) return;
+  let data;
+  try {
+    const response = await fetch(source, { credentials: "same-origin", headers: { Accept: "application/json" } });
+    if (!response.ok) return;
+    data = (await response.json()).progress;
+  } catch {
+    return; // offline for a moment: the next tick tries again
+  }
+  for (const [key, id] of Object.entries(fields)) {
+    const cell = document.getElementById(id);
+    if (cell && key in data) cell.textContent = String(data[key]);
+  }
+  const left = document.getElementById("places-left");
+  if (left && "places_left" in data) left.textContent = data.places_left === null ? left.dataset.none : String(data.places_left);
+  const median = document.getElementById("median-minutes");
+  if (median && "median_minutes" in data) median.textContent = data.median_minutes === null ? "–" : `${data.median_minutes} min`;
+  progress.dataset.refreshed = new Date().toISOString();
+}
+
+if (source) setInterval(refresh, 15000);
