@@ -198,7 +198,10 @@ class TestPlanViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
             ]
         )
 
-    @extend_schema(responses={200: OpenApiResponse(description="The batch as CSV.")})
+    @extend_schema(
+        operation_id="v1_test_plans_payment_file",
+        responses={200: OpenApiResponse(description="The batch as CSV.")},
+    )
     @action(detail=True, methods=["get"], url_path=r"payments/(?P<number>\d+)/(?P<fmt>prolific|mturk|full)")
     def payment_file(self, request, pk=None, number=None, fmt=None):
         """A batch as Prolific's or MTurk's bulk-bonus file, or the full table."""
