@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from urllib.parse import urlencode
 
 from django.contrib import messages
@@ -90,14 +91,12 @@ def consent(request, pk: int):
         studies.decline_consent(session)
     else:
         try:
-            version = inputs.integer(
-                int(request.POST.get("version", "")) if request.POST.get("version", "").isdigit() else None,
-                "version",
-                minimum=1,
-            )
+            version = inputs.object_id(request.POST.get("version"), "version")
+            if version is None:
+                raise inputs.InputRefused("version", "say which consent text you read")
             studies.give_consent(session, version)
         except (inputs.InputRefused, studies.StudyRefused) as problem:
-            messages.error(request, getattr(problem, "message", str(problem)))
+            messages.error(request, problem.message)
     return redirect("humantest:session", pk=session.pk)
 
 
@@ -142,6 +141,8 @@ def owned_plan(request, pk: int) -> TestPlan:
     return plan
 
 
+WHOLE = re.compile(r"[0-9]{1,9}")
+
 SETTINGS_FIELDS = (
     "consent_text", "opens_at", "closes_at", "participant_cap", "idle_limit_s", "completion_code",
     "completion_url", "screen_out_code", "screen_out_url", "no_consent_code", "no_consent_url",
@@ -157,10 +158,16 @@ def settings_from(post) -> dict:
         value = post.get(name, "")
         if name in ("opens_at", "closes_at"):
             value = parse_when(value, name)
-        elif name in ("participant_cap",):
-            value = None if value.strip() == "" else (int(value) if value.strip().isdigit() else value)
-        elif name == "idle_limit_s":
-            value = int(value) if value.strip().isdigit() else value
+        elif name in ("participant_cap", "idle_limit_s"):
+            # Digits become a number (a bad one is refused by the study's rules, naming the field).
+            text = value.strip()
+            value = (
+                None
+                if text == "" and name == "participant_cap"
+                else int(text)
+                if WHOLE.fullmatch(text)
+                else text
+            )
         changes[name] = value
     return changes
 
