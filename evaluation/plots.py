@@ -139,3 +139,45 @@ def overlap_plot(counts: Mapping[str, int], label_a: str, label_b: str) -> str:
     pyplot.close(figure)
     svg = output.getvalue()
     return svg[svg.index("<svg") :]
+
+
+def accuracy_against_time(
+    points: Sequence[tuple[float, float, str]], *, fastest: float | None = None, title: str = ""
+) -> str:
+    """Each tester as a point, median seconds per trial against accuracy, coloured by what the
+    exclusion rules made of them ("kept", "excluded", ...); `fastest` (a rule's threshold) drawn as
+    a dashed line, so that a reader sees who the speed rule cut and how close the others came."""
+    matplotlib_for_pages()
+    from matplotlib import pyplot
+
+    colours = {"kept": "#4a78b5", "excluded": "#b54a4a"}
+    figure, axes = pyplot.subplots(figsize=(6.4, 3.6), dpi=100, layout="constrained")
+    for status in dict.fromkeys(status for _, _, status in points):
+        chosen = [(x, y) for x, y, kind in points if kind == status]
+        axes.scatter(
+            [x for x, _ in chosen],
+            [y for _, y in chosen],
+            label=f"{status} ({len(chosen)})",
+            color=colours.get(status, "#888888"),
+            marker="o" if status == "kept" else "x",
+        )
+    if fastest is not None:
+        axes.axvline(fastest, color="#b54a4a", linestyle="--", linewidth=1)
+        axes.annotate(
+            f"{fastest:g} s", (fastest, 1.0), textcoords="offset points", xytext=(4, -10), fontsize=8
+        )
+    axes.set_xlabel("median seconds per trial")
+    axes.set_ylabel("accuracy")
+    axes.set_ylim(-0.02, 1.02)
+    furthest = max([x for x, _, _ in points] + [fastest or 0, 1.0])
+    axes.set_xlim(0, furthest * 1.1)
+    if title:
+        axes.set_title(title)
+    if points:
+        figure.legend(loc="outside lower center", ncols=LEGEND_COLUMNS, fontsize=8, frameon=False)
+    axes.spines[["top", "right"]].set_visible(False)
+    output = io.StringIO()
+    figure.savefig(output, format="svg")
+    pyplot.close(figure)
+    svg = output.getvalue()
+    return svg[svg.index("<svg") :]

@@ -379,6 +379,20 @@ def join_pool(*, pool: Submission, members: Iterable[int]) -> None:
     Submission.objects.filter(pk__in=list(members)).update(pool=pool)
 
 
+def set_pool(*, pool: Submission, members: Iterable[int]) -> None:
+    """`pool`'s row counts exactly the answers of `members` (others that were in it leave)."""
+    members = list(members)
+    Submission.objects.filter(pool=pool).exclude(pk__in=members).update(pool=None)
+    join_pool(pool=pool, members=members)
+
+
+def rename_row(*, submission: Submission, name: str) -> None:
+    """A row's label in reports, changed by the app (a test plan's row naming its rule set)."""
+    if submission.name != name:
+        Submission.objects.filter(pk=submission.pk).update(name=name)
+        submission.name = name
+
+
 def delete_submissions(*, ids: Iterable[int]) -> None:
     Submission.objects.filter(pk__in=[pk for pk in ids if pk]).delete()
 

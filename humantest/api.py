@@ -13,10 +13,17 @@ from rest_framework.response import Response
 from accounts.permissions import ownership_problem, requires
 from benchmarks.selectors import datasets_for
 from evaluation.reports import table_json
-from humantest import invitations, payments, selectors, studies
+from humantest import checklist, exclusions, invitations, payments, selectors, studies
 from humantest.models import EntryLink, PaymentBatch
 from humantest.plans import PlanRefused, create_test_plan
-from humantest.serializers import OpenLinkSerializer, StudySerializer, TestersSerializer, TestPlanSerializer
+from humantest.serializers import (
+    ExclusionRulesSerializer,
+    OpenLinkSerializer,
+    StudySerializer,
+    TestersSerializer,
+    TestPlanSerializer,
+)
+from humantest.tasks import schedule_pooled
 
 
 class TestPlanViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
@@ -35,7 +42,9 @@ class TestPlanViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     def get_permissions(self):
         if self.action == "create":
             return [permissions.IsAuthenticated(), requires("humantest.add_testplan")()]
-        if self.action in ("results", "trials", "participants", "payments", "payment_file"):
+        if self.action in ("results", "trials", "participants", "payments", "payment_file", "exclusions"):
+            return [permissions.IsAuthenticated(), requires("humantest.view_results")()]
+        if self.action == "report":  # the human baseline report reads the plan's results
             return [permissions.IsAuthenticated(), requires("humantest.view_results")()]
         return super().get_permissions()
 
@@ -74,6 +83,22 @@ class TestPlanViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     def trials(self, request, pk=None):
         return Response(selectors.export_rows(self.get_object()))
 
+    @extend_schema(
+        operation_id="v1_test_plans_report",
+        responses={
+            200: OpenApiResponse(
+                description="The human baseline report: the reporting checklist filled from what the plan "
+                "recorded and its report form (as the page's JSON download)."
+            )
+        },
+    )
+    @action(detail=True, methods=["get"])
+    def report(self, request, pk=None):
+        """The filled human-baseline reporting checklist, its facts and the pre-registration check."""
+        import json
+
+        return Response(json.loads(checklist.as_json(checklist.build_report(self.get_object()))))
+
     # --- studies ----------------------------------------------------------------------------------
 
     def owned(self):
@@ -82,6 +107,54 @@ class TestPlanViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         if problem := ownership_problem(self.request.user, plan, f"test plan “{plan.name}”"):
             raise PermissionDenied(problem)
         return plan
+
+    @extend_schema(
+        request=ExclusionRulesSerializer,
+        responses={
+            200: OpenApiResponse(
+                description="The rules' versions (newest first) with their outcome, and every tester's."
+            )
+        },
+    )
+    @action(detail=True, methods=["get", "put"])
+    def exclusions(self, request, pk=None):
+        """The plan's exclusion rules and who they exclude. PUT states the rules (all fields; empty
+        ones are off): in place until the first tester starts, a new version after that."""
+        if request.method == "PUT":
+            plan = self.owned()
+            if not isinstance(request.data, dict):
+                raise ValidationError({"rules": ["expected a JSON object of rules"]})
+            try:
+                exclusions.save_rules(plan, request.data, user=request.user)
+            except exclusions.RulesRefused as refused:
+                raise ValidationError({refused.field: [refused.message]}) from None
+            schedule_pooled(plan.pk)
+        else:
+            plan = self.get_object()
+        quality = exclusions.plan_quality(plan)
+
+        def outcome_json(outcome):
+            facts = asdict(outcome.facts)
+            facts.pop("seconds")
+            return {
+                **facts,
+                "accuracy": outcome.facts.accuracy,
+                "status": outcome.status,
+                "reasons": outcome.reasons,
+            }
+
+        def version_json(version):
+            return {
+                **{key: value for key, value in version.items() if key != "outcomes"},
+                "testers": [outcome_json(outcome) for outcome in version["outcomes"]],
+            }
+
+        return Response(
+            {
+                "versions": [version_json(version) for version in quality["versions"]],
+                "current": version_json(quality["current"]),
+            }
+        )
 
     @extend_schema(request=StudySerializer, responses=StudySerializer)
     @action(detail=True, methods=["get", "patch"])

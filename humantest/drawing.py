@@ -20,6 +20,11 @@ class PlanProblem(ValueError):
     """A plan that cannot give a tester their items (nothing is created)."""
 
 
+def not_measured(plan: TestPlan) -> set[str]:
+    """External ids never drawn as measured items: the practice items and the catch items."""
+    return set(plan.practice_items) | set(plan.catch_items)
+
+
 def tester_rng(plan: TestPlan, tester) -> random.Random:
     # Seeded by the plan's seed and the tester, so each tester's draw is reproducible.
     return random.Random(f"{plan.seed}:{tester.username}")
@@ -67,7 +72,7 @@ def sampled_units(plan: TestPlan, rng: random.Random, count: int) -> list[tuple[
     size = plan.dataset.item_count
     if size <= DIRECT_DRAW_MIN_ITEMS:
         return None
-    practice = set(plan.practice_items)
+    practice = not_measured(plan)
     seen: set[int] = set()
     chosen: list[tuple[dict[str, Any], int]] = []
     while len(chosen) < count:
@@ -114,7 +119,7 @@ def sampled_balanced_units(
     size = plan.dataset.item_count
     if size <= DIRECT_DRAW_MIN_ITEMS:
         return None
-    practice = set(plan.practice_items)
+    practice = not_measured(plan)
     seen: set[int] = set()
     groups: dict[Any, list[tuple[dict[str, Any], int]]] = defaultdict(list)
     least = min(size, BALANCED_SAMPLE_FACTOR * count)
@@ -163,7 +168,7 @@ def candidate_units(plan: TestPlan, rng: random.Random) -> list[tuple[dict[str, 
             raise PlanProblem(f"fixed_items: no item {', '.join(map(str, missing[:5]))} in {plan.dataset}")
         chosen = [by_id[value] for value in plan.fixed_items]
     else:
-        practice = set(plan.practice_items)
+        practice = not_measured(plan)
         chosen = [
             row
             for row in draw_rows(plan, trial.drawable(items))
@@ -211,3 +216,54 @@ def practice_units(plan: TestPlan) -> list[tuple[int, int, dict[str, Any]]]:
     pks = [by_id[value] for value in plan.practice_items if value in by_id]
     contexts = trial.contexts(plan.setting, len(pks), "", random.Random(plan.seed))
     return [(pk, 0, context) for pk, context in zip(pks, contexts, strict=True)]
+
+
+# --- catch trials ----------------------------------------------------------------------------------
+
+
+def easy_units(plan: TestPlan) -> list[tuple[int, int]]:
+    """(item pk, part) of the measured questions every tester so far answered right, two or more
+    testers each: obvious enough to check attention with. Timed-out answers count as wrong."""
+    from humantest.models import Trial
+
+    trial = trial_for(plan.dataset.benchmark)
+    seen: dict[tuple[int, int], list[bool]] = defaultdict(list)
+    finished = Trial.objects.filter(
+        session__plan=plan,
+        phase=Trial.Phase.TEST,
+        status__in=(Trial.Status.ANSWERED, Trial.Status.TIMED_OUT),
+    ).values_list("item_id", "part", "result")
+    for item_pk, part, result in finished.iterator(chunk_size=5000):
+        seen[(item_pk, part)].append(bool(trial.correct(result)))
+    return sorted(unit for unit, right in seen.items() if len(right) >= 2 and all(right))
+
+
+def catch_units(
+    plan: TestPlan, tester, measured: list[tuple[int, int, dict[str, Any]]]
+) -> list[tuple[int, int, int, dict[str, Any]]]:
+    """The tester's catch trials: (position in the test's sequence, item pk, part, context).
+
+    Drawn (seeded by the plan and the tester) from the plan's catch items, and, where the plan says
+    so, from questions every tester so far answered right; never an item the tester is measured on.
+    Fewer than the plan's count when there are not enough such items yet. Positions are drawn among
+    the whole sequence's, so catch trials fall anywhere between and around the measured ones.
+    """
+    if not plan.catch_count:
+        return []
+    rng = random.Random(f"{plan.seed}:{tester.username}:catch")
+    mine = {item_pk for item_pk, _part, _context in measured}
+    by_id = dict(plan.dataset.items.filter(external_id__in=plan.catch_items).values_list("external_id", "pk"))
+    pool = [(by_id[value], 0) for value in plan.catch_items if value in by_id]
+    if plan.catch_from_easy:
+        listed = {pk for pk, _ in pool}
+        pool += [unit for unit in easy_units(plan) if unit[0] not in listed]
+    pool = [unit for unit in pool if unit[0] not in mine]
+    chosen = rng.sample(pool, min(plan.catch_count, len(pool)))
+    if not chosen:
+        return []
+    positions = sorted(rng.sample(range(len(measured) + len(chosen)), len(chosen)))
+    contexts = trial_for(plan.dataset.benchmark).contexts(plan.setting, len(chosen), "", rng)
+    return [
+        (position, item_pk, part, context)
+        for position, (item_pk, part), context in zip(positions, chosen, contexts, strict=True)
+    ]

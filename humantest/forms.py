@@ -103,11 +103,22 @@ class TestPlanForm(forms.ModelForm):
     fixed_items = IdListField(
         required=False, help_text="For a fixed draw: the item ids every tester gets, in order."
     )
+    catch_items = IdListField(
+        required=False,
+        help_text="Item ids with a known, obvious answer, mixed in to check attention; never scored.",
+    )
 
     class Meta:
         model = TestPlan
         fields = list(PLAN_CHOICES)
-        labels = {"time_limit_s": "Time limit (seconds)", "items_per_tester": "Items per tester"}
+        labels = {
+            "time_limit_s": "Time limit (seconds)",
+            "items_per_tester": "Items per tester",
+            "qualify_min_correct": "Practice answers right to qualify",
+            "qualify_rounds": "Practice rounds to qualify in",
+            "catch_count": "Catch trials per tester",
+            "catch_from_easy": "Also use items every tester so far answered right",
+        }
         help_texts = {"dataset": "The settings and balancing offered below follow its benchmark."}
         widgets = {
             "dataset": DatasetSelect,
@@ -123,6 +134,14 @@ class TestPlanForm(forms.ModelForm):
             get_user_model().objects.filter(groups__name=TESTER).order_by("username").distinct()
         )
         self.fields["items_per_tester"].min_value = 1
+        for name in ("qualify_rounds", "catch_count"):  # empty: the model's default
+            self.fields[name].required = False
+
+    def clean_qualify_rounds(self):
+        return self.cleaned_data.get("qualify_rounds") or 1
+
+    def clean_catch_count(self):
+        return self.cleaned_data.get("catch_count") or 0
 
     def clean(self):
         data = super().clean()
@@ -137,6 +156,11 @@ class TestPlanForm(forms.ModelForm):
             practice_items=data.get("practice_items", []),
             fixed_items=data.get("fixed_items", []),
             row_label=data.get("row_label") or "Human",
+            catch_items=data.get("catch_items", []),
+            catch_count=data.get("catch_count") or 0,
+            catch_from_easy=bool(data.get("catch_from_easy")),
+            qualify_min_correct=data.get("qualify_min_correct"),
+            qualify_rounds=data.get("qualify_rounds") or 1,
         )
         for field, message in problems.items():
             if field not in self.errors:

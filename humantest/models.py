@@ -60,6 +60,26 @@ class TestPlan(models.Model):
     time_limit_s = models.PositiveIntegerField(
         null=True, blank=True, help_text="Seconds per trial; empty for no limit."
     )
+    qualify_min_correct = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Practice answers a round must get right to go on to the test; empty: no qualification.",
+    )
+    qualify_rounds = models.PositiveIntegerField(
+        default=1, help_text="Practice rounds a tester may take to qualify (with a qualification)."
+    )
+    catch_items = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="External ids of catch items: answers known and obvious, never measured.",
+    )
+    catch_count = models.PositiveIntegerField(
+        default=0, help_text="Catch trials mixed into each tester's test trials, at seeded positions."
+    )
+    catch_from_easy = models.BooleanField(
+        default=False,
+        help_text="Also draw catch items from items every tester so far answered right (two or more).",
+    )
     testers = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="test_plans", blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -67,6 +87,14 @@ class TestPlan(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     pooled_submission = models.OneToOneField(
         Submission, null=True, blank=True, on_delete=models.SET_NULL, related_name="pooled_plan"
+    )
+    all_testers_submission = models.OneToOneField(
+        Submission,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="all_testers_plan",
+        help_text="With exclusion rules: every measured tester's row, beside the pooled row of the kept.",
     )
 
     class Meta:
@@ -108,6 +136,11 @@ PLAN_CHOICES = (
     "fixed_items",
     "practice_items",
     "time_limit_s",
+    "qualify_min_correct",
+    "qualify_rounds",
+    "catch_items",
+    "catch_count",
+    "catch_from_easy",
     "testers",
 )
 
@@ -121,6 +154,7 @@ class TestSession(models.Model):
         RUNNING = "running", "In progress"
         PAUSED = "paused", "Paused"
         FINISHED = "finished", "Finished"
+        SCREENED_OUT = "screened_out", "Screened out"
 
     plan = models.ForeignKey(TestPlan, on_delete=models.CASCADE, related_name="sessions")
     tester = models.ForeignKey(
@@ -139,6 +173,9 @@ class TestSession(models.Model):
     declined_at = models.DateTimeField(
         null=True, blank=True, help_text="Server time the consent was declined."
     )
+    screened_out_at = models.DateTimeField(
+        null=True, blank=True, help_text="Server time the practice qualification was failed for good."
+    )
 
     class Meta:
         ordering = ["plan", "tester__username"]
@@ -154,10 +191,15 @@ class TestSession(models.Model):
 
 class Trial(models.Model):
     class Phase(models.TextChoices):
-        """Practice trials show the answer and count for nothing; test trials are the measurement."""
+        """Practice trials show the answer and count for nothing; test trials are the measurement;
+        catch trials are mixed among the test trials, look like them, and only check attention."""
 
         PRACTICE = "practice", "Practice"
         TEST = "test", "Test"
+        CATCH = "catch", "Catch"
+
+    #: The phases of the test's one sequence (numbered together, served in position order).
+    SEQUENCE = (Phase.TEST, Phase.CATCH)
 
     class Status(models.TextChoices):
         WAITING = "waiting", "Not shown yet"
@@ -184,6 +226,9 @@ class Trial(models.Model):
         default=dict, blank=True, help_text="Browser timings (performance.now, ms) and focus events."
     )
     focus_losses = models.PositiveIntegerField(default=0)
+    hidden_ms = models.FloatField(
+        default=0, help_text="Milliseconds the page was hidden (Page Visibility) while the trial was open."
+    )
 
     class Meta:
         ordering = ["session", "phase", "round", "position"]
@@ -256,6 +301,31 @@ class Study(models.Model):
     bonus_cap = models.DecimalField(
         max_digits=8, decimal_places=2, null=True, blank=True, help_text="The most bonus one person gets."
     )
+    # Stopping for precision (optional): stop taking participants once the human-vs-model paired
+    # interval is narrow enough, or the planned number of kept finishers is reached.
+    stop_against = models.CharField(
+        max_length=200, blank=True, default="", validators=[one_line],
+        help_text="The report row (a model) whose paired interval with the Human row is watched.",
+    )  # fmt: skip
+    stop_metric = models.CharField(
+        max_length=32,
+        blank=True,
+        default="",
+        help_text="The report column watched; empty: the benchmark's headline.",
+    )
+    stop_width = models.FloatField(
+        null=True, blank=True, help_text="Stop once the 95% interval of the difference is at most this wide."
+    )
+    planned_participants = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Stop once this many kept participants have finished."
+    )
+    precision_width = models.FloatField(
+        null=True, blank=True, help_text="The interval's width, last computed."
+    )
+    precision_note = models.CharField(max_length=300, blank=True, default="", help_text="Why no width yet.")
+    precision_at = models.DateTimeField(null=True, blank=True)
+    stopped_at = models.DateTimeField(null=True, blank=True, help_text="When a stopping rule was met.")
+    stopped_because = models.CharField(max_length=300, blank=True, default="")
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -394,3 +464,74 @@ class Payment(models.Model):
 
     def __str__(self) -> str:
         return f"{self.participant}: {self.base} + {self.bonus}"
+
+
+# --- quality: exclusion rules stated before data comes in, and the reporting checklist -----------
+
+
+class ExclusionRules(models.Model):
+    """One version of a plan's exclusion rules. A version is fixed when the plan's first tester
+    starts the test; a change after that makes a new version, and every version's numbers stay
+    available (the report says which version its Human row uses: the newest)."""
+
+    plan = models.ForeignKey(TestPlan, on_delete=models.CASCADE, related_name="exclusion_rules")
+    version = models.PositiveIntegerField()
+    catch_failures = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Exclude a tester who fails at least this many catch trials."
+    )
+    min_median_s = models.FloatField(
+        null=True, blank=True, help_text="Exclude a tester whose median seconds per test trial is under this."
+    )
+    max_hidden_s = models.FloatField(
+        null=True, blank=True, help_text="Exclude a tester whose page was hidden longer than this in total."
+    )
+    max_focus_losses = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Exclude a tester who left the page more often than this."
+    )
+    exclude_unfinished = models.BooleanField(default=True, help_text="Exclude sessions not finished.")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    fixed_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the first tester started: later changes make a new version."
+    )
+
+    class Meta:
+        ordering = ["plan", "version"]
+        constraints = [models.UniqueConstraint(fields=["plan", "version"], name="one_rule_set_per_version")]
+
+    def __str__(self) -> str:
+        return f"exclusion rules v{self.version} of {self.plan}"
+
+
+class ReportAnswers(models.Model):
+    """What the reporting checklist asks that Yardstick cannot know (ethics review, population,
+    pre-registration, authors as baseliners, the paper): asked once per plan on a form."""
+
+    plan = models.OneToOneField(TestPlan, on_delete=models.CASCADE, related_name="report_answers")
+    answers = models.JSONField(default=dict, blank=True)
+    updated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"report answers of {self.plan}"
+
+
+class Preregistration(models.Model):
+    """The plan's design as exported before data collection; the report compares what ran with it."""
+
+    plan = models.ForeignKey(TestPlan, on_delete=models.CASCADE, related_name="preregistrations")
+    design = models.JSONField(help_text="The design document's facts, as exported.")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["plan", "created_at"]
+
+    def __str__(self) -> str:
+        return f"pre-registration of {self.plan} at {self.created_at:%Y-%m-%d %H:%M}"

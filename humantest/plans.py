@@ -35,6 +35,11 @@ def plan_problems(
     practice_items: list[str],
     fixed_items: list[str],
     row_label: str = "Human",
+    catch_items: list[str] = (),
+    catch_count: int = 0,
+    catch_from_easy: bool = False,
+    qualify_min_correct: int | None = None,
+    qualify_rounds: int = 1,
 ) -> dict[str, str]:
     """What is wrong with a plan's choices, by field (empty when it can be created)."""
     try:
@@ -49,20 +54,78 @@ def plan_problems(
     if dataset_problem := trial.dataset_problem(dataset):
         problems["dataset"] = dataset_problem
     known = set(
-        dataset.items.filter(external_id__in=[*practice_items, *fixed_items]).values_list(
+        dataset.items.filter(external_id__in=[*practice_items, *fixed_items, *catch_items]).values_list(
             "external_id", flat=True
         )
     )
-    for field, values in (("practice_items", practice_items), ("fixed_items", fixed_items)):
+    for field, values in (
+        ("practice_items", practice_items),
+        ("fixed_items", fixed_items),
+        ("catch_items", catch_items),
+    ):
         missing = [value for value in values if value not in known]
         if missing:
             problems[field] = f"no item {', '.join(missing[:5])} in {dataset}"
     if draw == TestPlan.Draw.FIXED and not fixed_items:
         problems["fixed_items"] = "a fixed draw needs its list of item ids"
+    problems.update(
+        quality_problems(
+            practice_items=practice_items,
+            fixed_items=fixed_items,
+            catch_items=list(catch_items),
+            catch_count=catch_count,
+            catch_from_easy=catch_from_easy,
+            qualify_min_correct=qualify_min_correct,
+            qualify_rounds=qualify_rounds,
+        )
+    )
     if TestPlan.objects.filter(dataset=dataset, setting=setting, row_label=row_label).exists():
         problems["row_label"] = (
             f"another plan on {dataset} already reports its testers as {row_label!r}: choose another row label"
         )
+    return problems
+
+
+#: The most catch trials a tester gets, and practice rounds a qualification allows.
+MAX_CATCH = 50
+MAX_QUALIFY_ROUNDS = 20
+
+
+def quality_problems(
+    *,
+    practice_items: list[str],
+    fixed_items: list[str],
+    catch_items: list[str],
+    catch_count: int,
+    catch_from_easy: bool,
+    qualify_min_correct: int | None,
+    qualify_rounds: int,
+) -> dict[str, str]:
+    """What is wrong with a plan's qualification and catch trials, by field."""
+    problems: dict[str, str] = {}
+    if qualify_min_correct is not None:
+        if not practice_items:
+            problems["qualify_min_correct"] = "a qualification is scored on practice items: list some first"
+        elif not 1 <= qualify_min_correct <= len(practice_items):
+            problems["qualify_min_correct"] = (
+                f"expected 1 to {len(practice_items)} (the practice items), got {qualify_min_correct}"
+            )
+        if not 1 <= qualify_rounds <= MAX_QUALIFY_ROUNDS:
+            problems["qualify_rounds"] = f"expected 1 to {MAX_QUALIFY_ROUNDS} rounds, got {qualify_rounds}"
+    if not 0 <= catch_count <= MAX_CATCH:
+        problems["catch_count"] = f"expected 0 to {MAX_CATCH} catch trials, got {catch_count}"
+    elif catch_count and len(set(catch_items)) < catch_count and not catch_from_easy:
+        problems["catch_count"] = (
+            f"{catch_count} catch trials need at least {catch_count} catch items "
+            f"(listed: {len(set(catch_items))}), or drawing them from items everyone answered right"
+        )
+    measured = set(fixed_items) | set(practice_items)
+    if overlap := sorted(set(catch_items) & measured):
+        problems["catch_items"] = (
+            f"a catch item is never a measured or practice item: {', '.join(overlap[:5])} is listed as both"
+        )
+    if len(catch_items) != len(set(catch_items)):
+        problems.setdefault("catch_items", "an item is listed twice")
     return problems
 
 
@@ -109,6 +172,11 @@ def create_test_plan(*, created_by, testers: Iterable[Any] = (), **choices: Any)
         practice_items=plan.practice_items,
         fixed_items=plan.fixed_items,
         row_label=plan.row_label,
+        catch_items=plan.catch_items,
+        catch_count=plan.catch_count,
+        catch_from_easy=plan.catch_from_easy,
+        qualify_min_correct=plan.qualify_min_correct,
+        qualify_rounds=plan.qualify_rounds,
     )
     for field, single_line in (("name", True), ("row_label", True), ("brief", False), ("guidance", False)):
         value = getattr(plan, field)

@@ -13,6 +13,7 @@ from typing import Any
 
 from django.core.cache import cache
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from evaluation import services as evaluation
@@ -184,17 +185,62 @@ def refresh_plan_agreement(plan: TestPlan) -> list[dict[str, Any]]:
 
 
 def summarize_plan(plan: TestPlan) -> Submission | None:
-    """The pooled human row: every finished test trial of every tester, scored together."""
+    """The pooled row scored (`pool_plan`), then the study's stopping rules checked on it."""
+    from humantest import stopping
+
+    pool = pool_plan(plan)
+    if pool is not None:
+        plan.pooled_submission = pool
+        stopping.update(plan)
+    return pool
+
+
+def pool_plan(plan: TestPlan) -> Submission | None:
+    """The pooled human row: the finished test trials of every tester the plan's exclusion rules
+    keep (every tester when it has none), scored together. With rules, the row's label names
+    their version and a second row counts every measured tester (humantest/exclusions.py)."""
+    from humantest.exclusions import current_rules, kept_sessions
+
     trials = list(finished_test_trials(session__plan=plan))
     if not trials:
         return None
-    scored = score_trials(plan, trials)
     pool = ensure_plan_pool(plan)
-    # Every tester's submission counts in the pool, also when the pool was made again after a deletion.
-    evaluation.join_pool(
-        pool=pool, members=plan.sessions.exclude(submission=None).values_list("submission_id", flat=True)
+    members = plan.sessions.exclude(submission=None)
+    rules = current_rules(plan)
+    kept = kept_sessions(plan)
+    if rules is None or kept is None:
+        # Every tester's submission counts, also when the pool was made again after a deletion.
+        evaluation.join_pool(pool=pool, members=members.values_list("submission_id", flat=True))
+        evaluation.rename_row(submission=pool, name=plan.row_label)
+        return evaluation.store_summary(submission=pool, scored=score_trials(plan, trials))
+    evaluation.set_pool(
+        pool=pool, members=members.filter(pk__in=kept).values_list("submission_id", flat=True)
     )
-    return evaluation.store_summary(submission=pool, scored=scored)
+    evaluation.rename_row(submission=pool, name=f"{plan.row_label} (exclusion rules v{rules.version})")
+    evaluation.store_summary(submission=ensure_all_testers_row(plan), scored=score_trials(plan, trials))
+    kept_trials = [trial for trial in trials if trial.session_id in kept]
+    return evaluation.store_summary(submission=pool, scored=score_trials(plan, kept_trials))
+
+
+def ensure_all_testers_row(plan: TestPlan) -> Submission:
+    """The row of every measured tester, excluded ones too (its summary only: the pooled row, with
+    its members' answers, is the one paired with models)."""
+    with transaction.atomic():
+        plan = TestPlan.objects.select_for_update(of=("self",)).get(pk=plan.pk)
+        if plan.all_testers_submission_id is not None:
+            return plan.all_testers_submission
+        row = evaluation.create_submission(
+            dataset=plan.dataset,
+            name=f"{plan.row_label} (all testers)",
+            producer=Submission.Producer.HUMAN,
+            origin=Submission.Origin.TEST_PLAN,
+            setting=plan.setting,
+            source=f"test plan {plan.pk} (all testers, no exclusions)",
+            parameters={"plan": plan.pk, "rows": "all testers"},
+            created_by=plan.created_by,
+        )
+        TestPlan.objects.filter(pk=plan.pk).update(all_testers_submission=row)
+    return row
 
 
 def rescore_session_submission(submission: Submission) -> None:
@@ -206,6 +252,10 @@ def rescore_session_submission(submission: Submission) -> None:
 
 def rescore_pooled_submission(submission: Submission) -> None:
     """`evaluation.services.rescore` for a plan's pooled row: every tester's trials scored again."""
-    plan = TestPlan.objects.select_related("dataset").filter(pooled_submission=submission).first()
+    plan = (
+        TestPlan.objects.select_related("dataset")
+        .filter(Q(pooled_submission=submission) | Q(all_testers_submission=submission))
+        .first()
+    )
     if plan is not None:
         summarize_plan(plan)

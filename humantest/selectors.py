@@ -94,8 +94,8 @@ def sessions_for_tester(user: Any) -> list[dict[str, Any]]:
     sessions = {
         session.plan_id: session
         for session in TestSession.objects.filter(tester=user).annotate(
-            done=Count("trials", filter=Q(trials__phase=Trial.Phase.TEST, trials__status__in=FINISHED)),
-            total=Count("trials", filter=Q(trials__phase=Trial.Phase.TEST)),
+            done=Count("trials", filter=Q(trials__phase__in=Trial.SEQUENCE, trials__status__in=FINISHED)),
+            total=Count("trials", filter=Q(trials__phase__in=Trial.SEQUENCE)),
         )
     }
     plans = TestPlan.objects.filter(testers=user).select_related("dataset").order_by("name")
@@ -337,6 +337,13 @@ EXPORT_FIELDS = [
     "client_submit_ms",
     "focus_losses",
     "focus_events",
+    "client_loaded_ms",
+    "time_to_first_input_ms",
+    "answer_changes",
+    "hidden_ms",
+    "viewport_width",
+    "viewport_height",
+    "viewport_dpr",
 ]
 
 
@@ -366,6 +373,7 @@ def export_rows(plan: TestPlan) -> list[dict[str, Any]]:
             "answered_at",
             "client",
             "focus_losses",
+            "hidden_ms",
         )
     )
     rows = []
@@ -385,10 +393,13 @@ def export_rows(plan: TestPlan) -> list[dict[str, Any]]:
         answered,
         client,
         losses,
+        hidden,
     ) in trials.iterator(chunk_size=2000):
         seconds = Trial.seconds_between(served, answered, deadline, status)
         figures = figures_of(result, status, seconds, trial_type) if status in FINISHED else {}
         client = client or {}
+        shown, first_input = client.get("shown_ms"), client.get("first_input_ms")
+        viewport = client.get("viewport") or {}
         rows.append(
             {
                 "plan": plan.pk,
@@ -412,6 +423,15 @@ def export_rows(plan: TestPlan) -> list[dict[str, Any]]:
                 "client_submit_ms": client.get("submit_ms"),
                 "focus_losses": losses,
                 "focus_events": client.get("events", []),
+                "client_loaded_ms": client.get("loaded_ms"),
+                "time_to_first_input_ms": round(first_input - shown, 1)
+                if shown is not None and first_input is not None
+                else None,
+                "answer_changes": client.get("answer_changes"),
+                "hidden_ms": hidden,
+                "viewport_width": viewport.get("width"),
+                "viewport_height": viewport.get("height"),
+                "viewport_dpr": viewport.get("dpr"),
             }
         )
     return rows

@@ -23,6 +23,7 @@ class TestPlanSerializer(serializers.ModelSerializer):
     pooled_submission = serializers.PrimaryKeyRelatedField(read_only=True)
     practice_items = serializers.ListField(child=serializers.CharField(), required=False)
     fixed_items = serializers.ListField(child=serializers.CharField(), required=False)
+    catch_items = serializers.ListField(child=serializers.CharField(), required=False)
 
     class Meta:
         model = TestPlan
@@ -53,6 +54,15 @@ class StudySerializer(serializers.Serializer):
     bonus_cap = serializers.DecimalField(
         required=False, allow_null=True, max_digits=8, decimal_places=2, min_value=0
     )
+    stop_against = serializers.CharField(required=False, allow_blank=True, max_length=200)
+    stop_metric = serializers.CharField(required=False, allow_blank=True, max_length=32)
+    stop_width = serializers.FloatField(required=False, allow_null=True, min_value=0, max_value=1_000_000)
+    planned_participants = serializers.IntegerField(
+        required=False, allow_null=True, min_value=1, max_value=10**7
+    )
+    precision_width = serializers.FloatField(read_only=True)
+    stopped_at = serializers.DateTimeField(read_only=True)
+    stopped_because = serializers.CharField(read_only=True)
 
 
 class OpenLinkSerializer(serializers.Serializer):
@@ -70,3 +80,13 @@ class TestersSerializer(serializers.Serializer):
         help_text="Usernames or e-mail addresses.",
     )
     remove = serializers.ListField(child=serializers.CharField(max_length=150), required=False, default=list)
+
+
+class ExclusionRulesSerializer(serializers.Serializer):
+    """A plan's exclusion rules (for the schema: humantest/exclusions.py checks every value)."""
+
+    catch_failures = serializers.IntegerField(required=False, allow_null=True, min_value=1)
+    min_median_s = serializers.FloatField(required=False, allow_null=True, min_value=0)
+    max_hidden_s = serializers.FloatField(required=False, allow_null=True, min_value=0)
+    max_focus_losses = serializers.IntegerField(required=False, allow_null=True, min_value=0)
+    exclude_unfinished = serializers.BooleanField(required=False)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from humantest.drawing import draw_units, practice_units
+from humantest.drawing import catch_units, draw_units, practice_units
 from humantest.models import TestPlan, TestSession, Trial
 from humantest.scoring import create_session_submission
 
@@ -20,22 +20,38 @@ def start_session(plan: TestPlan, tester) -> TestSession:
     if existing:
         return existing
     units = draw_units(plan, tester)
+    catches = catch_units(plan, tester, units)
     try:
-        return create_session(plan, tester, units)
+        return create_session(plan, tester, units, catches)
     except IntegrityError:
         # The same tester opened the test twice at once: the other request made the session.
         return TestSession.objects.get(plan=plan, tester=tester)
 
 
-def create_session(plan: TestPlan, tester, units) -> TestSession:
+def create_session(plan: TestPlan, tester, units, catches=()) -> TestSession:
+    """The session with its trials: the measured units in order, with the catch trials at their
+    drawn positions in the same sequence (the measured ones fill the other positions)."""
+    catch_at = {position for position, *_ in catches}
+    free = (position for position in range(len(units) + len(catches)) if position not in catch_at)
     with transaction.atomic():
         session = TestSession.objects.create(
             plan=plan, tester=tester, submission=create_session_submission(plan, tester)
         )
         Trial.objects.bulk_create(
             [
-                Trial(session=session, item_id=item_pk, part=part, context=context, position=index)
-                for index, (item_pk, part, context) in enumerate(units)
+                Trial(session=session, item_id=item_pk, part=part, context=context, position=position)
+                for position, (item_pk, part, context) in zip(free, units, strict=True)
+            ]
+            + [
+                Trial(
+                    session=session,
+                    item_id=item_pk,
+                    part=part,
+                    context=context,
+                    position=position,
+                    phase=Trial.Phase.CATCH,
+                )
+                for position, item_pk, part, context in catches
             ]
         )
     return session
@@ -43,8 +59,15 @@ def create_session(plan: TestPlan, tester, units) -> TestSession:
 
 def start_practice(session: TestSession) -> TestSession:
     """A new practice round over the plan's practice items (as many rounds as the tester wants)."""
+    from humantest.qualification import qualification
+
     if session.status not in (TestSession.Status.BRIEF, TestSession.Status.PRACTICE):
         raise TrialClosed("practice is over once the test has started")
+    standing = qualification(session)
+    if standing.required and not standing.qualified and not standing.rounds_left:
+        raise TrialClosed(f"this test allows {standing.allowed} practice rounds to qualify")
+    if session.status == TestSession.Status.PRACTICE and open_trials(session).exists():
+        raise TrialClosed("finish this practice round first")
     units = practice_units(session.plan)
     if not units:
         raise TrialClosed("this plan has no practice items")
@@ -70,10 +93,19 @@ def start_practice(session: TestSession) -> TestSession:
 
 
 def begin_test(session: TestSession) -> TestSession:
+    """The test starts (TrialClosed while a qualification the plan asks for is not reached)."""
+    from humantest.qualification import qualification
+
     if session.status in (TestSession.Status.BRIEF, TestSession.Status.PRACTICE):
+        standing = qualification(session)
+        if not standing.qualified:
+            raise TrialClosed(f"the test starts once a practice round has {standing.needed} right answers")
         session.status = TestSession.Status.RUNNING
         session.started_at = timezone.now()
         session.save(update_fields=["status", "started_at"])
+        from humantest.exclusions import fix_rules
+
+        fix_rules(session.plan)  # the first start fixes the plan's exclusion rules
     return session
 
 
@@ -105,5 +137,5 @@ def open_trials(session: TestSession):
     if session.status == TestSession.Status.PRACTICE:
         trials = session.trials.filter(phase=Trial.Phase.PRACTICE, round=session.practice_round)
     else:
-        trials = session.trials.filter(phase=Trial.Phase.TEST)
+        trials = session.trials.filter(phase__in=Trial.SEQUENCE)
     return trials.filter(status__in=(Trial.Status.WAITING, Trial.Status.SERVED)).order_by("position")

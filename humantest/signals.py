@@ -14,5 +14,9 @@ def delete_session_submission(sender: Any, instance: Any, **kwargs: Any) -> None
 def delete_pooled_submission(sender: Any, instance: Any, **kwargs: Any) -> None:
     # Read from the database: the pooled submission is made when the first tester starts, so the
     # instance being deleted may predate it.
-    pooled = sender.objects.filter(pk=instance.pk).values_list("pooled_submission_id", flat=True).first()
-    delete_submissions(ids=[pooled])
+    rows = (
+        sender.objects.filter(pk=instance.pk)
+        .values_list("pooled_submission_id", "all_testers_submission_id")
+        .first()
+    )
+    delete_submissions(ids=[pk for pk in rows or () if pk is not None])

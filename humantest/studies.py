@@ -96,6 +96,7 @@ TEXT_SETTINGS = ("completion_code", "screen_out_code", "no_consent_code")
 URL_SETTINGS = ("completion_url", "screen_out_url", "no_consent_url")
 MONEY_SETTINGS = ("base_pay", "bonus_per_correct", "bonus_above", "bonus_cap")
 MAX_AMOUNT = Decimal("100000")
+STOP_SETTINGS = ("stop_against", "stop_metric", "stop_width", "planned_participants")
 
 
 def update_study(plan: TestPlan, **changes: Any) -> Study:
@@ -107,7 +108,7 @@ def update_study(plan: TestPlan, **changes: Any) -> Study:
     study = study_for(plan)
     unknown = set(changes) - {
         "consent_text", "opens_at", "closes_at", "participant_cap", "idle_limit_s", "currency",
-        "bonus_threshold", *TEXT_SETTINGS, *URL_SETTINGS, *MONEY_SETTINGS,
+        "bonus_threshold", *TEXT_SETTINGS, *URL_SETTINGS, *MONEY_SETTINGS, *STOP_SETTINGS,
     }  # fmt: skip
     if unknown:
         raise StudyRefused("field", f"not a study setting: {', '.join(sorted(unknown))}", sorted(unknown)[0])
@@ -130,6 +131,16 @@ def update_study(plan: TestPlan, **changes: Any) -> Study:
                 clean[name] = (
                     None if value in (None, "") else inputs.integer(value, name, minimum=1, maximum=10**7)
                 )
+            elif name == "stop_against":
+                clean[name] = model_row(plan, value)
+            elif name == "stop_metric":
+                clean[name] = watched_metric(plan, value)
+            elif name == "stop_width":
+                clean[name] = None if value in (None, "") else width(value, name)
+            elif name == "planned_participants":
+                clean[name] = (
+                    None if value in (None, "") else inputs.integer(value, name, minimum=1, maximum=10**7)
+                )
             elif name == "idle_limit_s":
                 clean[name] = inputs.integer(value, name, minimum=60, maximum=30 * 24 * 3600)
             else:  # opens_at, closes_at
@@ -145,6 +156,10 @@ def update_study(plan: TestPlan, **changes: Any) -> Study:
     with transaction.atomic():
         study = Study.objects.select_for_update().get(pk=study.pk)
         new_consent = "consent_text" in clean and clean["consent_text"] != study.consent_text
+        if any(name in clean and clean[name] != getattr(study, name) for name in STOP_SETTINGS):
+            # New stopping rules: the study takes people again until they are met (the worker checks).
+            study.stopped_at, study.stopped_because = None, ""
+            study.precision_width, study.precision_note, study.precision_at = None, "", None
         for name, value in clean.items():
             setattr(study, name, value)
         if new_consent:
@@ -152,6 +167,55 @@ def update_study(plan: TestPlan, **changes: Any) -> Study:
             ConsentText.objects.create(study=study, version=study.consent_version, text=study.consent_text)
         study.save()
     return study
+
+
+def model_row(plan: TestPlan, value: Any) -> str:
+    """A model's row label in the plan's dataset report (empty: none watched)."""
+    from evaluation.models import Submission
+
+    text = inputs.name(value, "stop_against", max_length=200, required=False)
+    if (
+        text
+        and not Submission.objects.filter(
+            dataset=plan.dataset, producer=Submission.Producer.MODEL, name=text
+        ).exists()
+    ):
+        raise inputs.InputRefused(
+            "stop_against", f"no model row {text!r} in {plan.dataset}'s report: name one of its models"
+        )
+    return text
+
+
+def watched_metric(plan: TestPlan, value: Any) -> str:
+    """A column of the plan's report that pairs units (empty: the benchmark's headline)."""
+    text = inputs.name(value, "stop_metric", max_length=32, required=False)
+    labels = {
+        column.label
+        for column in plan.dataset.spec.report_columns()
+        if column.item_key is not None and column.setting == plan.setting
+    }
+    if text and text not in labels:
+        raise inputs.InputRefused(
+            "stop_metric", f"expected one of {', '.join(sorted(labels))} (this setting's paired columns)"
+        )
+    return text
+
+
+#: The widest interval a study may wait for, in the metric's own units (distances are not shares).
+MAX_WIDTH = 1_000_000.0
+
+
+def width(value: Any, field: str) -> float:
+    """An interval's width in the watched metric's units: above 0, finite."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise inputs.InputRefused(field, "expected a width above 0, such as 0.1")
+    try:
+        number = float(value)
+    except ValueError:
+        raise inputs.InputRefused(field, "expected a width above 0, such as 0.1") from None
+    if not (0 < number <= MAX_WIDTH):
+        raise inputs.InputRefused(field, "expected a width above 0, such as 0.1")
+    return number
 
 
 def platform_url(value: Any, field: str) -> str:
@@ -289,6 +353,8 @@ def open_problem(study: Study, now: datetime) -> StudyRefused | None:
         return StudyRefused("not_open", "This study has not opened yet.")
     if study.closes_at is not None and now >= study.closes_at:
         return StudyRefused("closed", "This study has closed: it takes nobody new.")
+    if study.stopped_at is not None:
+        return StudyRefused("full", "This study has all the participants it needs: it takes nobody new.")
     return None
 
 

@@ -21,6 +21,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts import inputs
 from accounts.permissions import may_change, ownership_problem
+from evaluation.models import Submission
 from humantest import invitations, payments, selectors, studies
 from humantest.models import EntryLink, Participant, PaymentBatch, TestPlan
 from humantest.trials import trial_for
@@ -147,6 +148,7 @@ SETTINGS_FIELDS = (
     "consent_text", "opens_at", "closes_at", "participant_cap", "idle_limit_s", "completion_code",
     "completion_url", "screen_out_code", "screen_out_url", "no_consent_code", "no_consent_url",
     "currency", "base_pay", "bonus_per_correct", "bonus_threshold", "bonus_above", "bonus_cap",
+    "stop_against", "stop_metric", "stop_width", "planned_participants",
 )  # fmt: skip
 
 
@@ -158,12 +160,12 @@ def settings_from(post) -> dict:
         value = post.get(name, "")
         if name in ("opens_at", "closes_at"):
             value = parse_when(value, name)
-        elif name in ("participant_cap", "idle_limit_s"):
+        elif name in ("participant_cap", "idle_limit_s", "planned_participants"):
             # Digits become a number (a bad one is refused by the study's rules, naming the field).
             text = value.strip()
             value = (
                 None
-                if text == "" and name == "participant_cap"
+                if text == "" and name != "idle_limit_s"
                 else int(text)
                 if WHOLE.fullmatch(text)
                 else text
@@ -254,6 +256,14 @@ def study_page(request, pk: int):
         "may_change": may_change(request.user, plan),
         "problem": problem,
         "values": request.POST if problem else None,
+        "headline": trial_for(plan.dataset.benchmark).headline[0],
+        "model_rows": sorted(
+            set(
+                Submission.objects.filter(
+                    dataset=plan.dataset, producer=Submission.Producer.MODEL
+                ).values_list("name", flat=True)
+            )
+        ),
     }
     return render(request, "humantest/study.html", context, status=400 if problem else 200)
 

@@ -1,6 +1,6 @@
 from django.urls import path, re_path
 
-from humantest import study_views, views
+from humantest import quality_views, report_views, study_views, views
 
 app_name = "humantest"
 
@@ -19,6 +19,19 @@ urlpatterns = [
         name="payment-export",
     ),
     path("plans/<int:pk>/testers/", study_views.testers_page, name="testers"),
+    path("plans/<int:pk>/quality/", quality_views.quality_page, name="quality"),
+    path("plans/<int:pk>/quality/testers.csv", quality_views.quality_export, name="quality-export"),
+    path("plans/<int:pk>/quality/plot.svg", quality_views.quality_plot, name="quality-plot"),
+    path("plans/<int:pk>/report/", report_views.report_page, name="report"),
+    re_path(
+        r"^plans/(?P<pk>\d+)/report\.(?P<fmt>md|tex|json)$", report_views.report_export, name="report-export"
+    ),
+    path("plans/<int:pk>/preregistration/", report_views.preregistration, name="preregistration"),
+    re_path(
+        r"^plans/(?P<pk>\d+)/preregistration\.(?P<fmt>md|json)$",
+        report_views.preregistration_export,
+        name="preregistration-export",
+    ),
     path("plans/<int:plan_pk>/start/", views.start, name="start"),
     path("sessions/<int:pk>/", views.session_page, name="session"),
     path("sessions/<int:pk>/consent/", study_views.consent, name="consent"),

@@ -22,7 +22,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts import inputs
 from accounts.permissions import may_change, ownership_problem
-from humantest import clock, selectors, sessions, studies, study_views
+from humantest import clock, qualification, selectors, sessions, studies, study_views
 from humantest.drawing import PlanProblem
 from humantest.forms import TestPlanForm
 from humantest.models import Participant, TestPlan, TestSession, Trial
@@ -82,6 +82,9 @@ def session_page(request, pk: int):
         return study_views.ended_page(request, session, participant, declined=True)
     if participant is not None and participant.status == Participant.Status.SCREENED_OUT:
         return study_views.ended_page(request, session, participant)
+    if session.status == TestSession.Status.SCREENED_OUT:
+        context["standing"] = qualification.qualification(session)
+        return render(request, "humantest/screened_out.html", context)
     if studies.needs_consent(session):
         study = studies.study_for(plan)
         context.update(study=study, consent=studies.consent_html(study))
@@ -93,9 +96,12 @@ def session_page(request, pk: int):
         if trial is not None:
             return trial_page(request, session, trial)
     if session.status == TestSession.Status.PRACTICE:
+        context["standing"] = qualification.settle(session)
+        if session.status == TestSession.Status.SCREENED_OUT:
+            return redirect("humantest:session", pk=session.pk)  # shown the screen-out ending
         return render(request, "humantest/practice_done.html", context)
     if session.status == TestSession.Status.PAUSED:
-        tests = session.trials.filter(phase=Trial.Phase.TEST)
+        tests = session.trials.filter(phase__in=Trial.SEQUENCE)  # catch trials look like the others
         context["total"] = tests.count()
         context["done"] = tests.filter(status__in=selectors.FINISHED).count()
         return render(request, "humantest/paused.html", context)
@@ -108,13 +114,15 @@ def session_page(request, pk: int):
         )
         return render(request, "humantest/finished.html", context)
     context["has_practice"] = bool(plan.practice_items)
+    context["standing"] = qualification.qualification(session)
     context["brief_template"] = trial_for(plan.dataset.benchmark).brief_template
     return render(request, "humantest/brief.html", context)
 
 
 def trial_page(request, session: TestSession, trial: Trial):
     trial_type = trial_for(session.plan.dataset.benchmark)
-    test_trials = session.trials.filter(phase=trial.phase, round=trial.round)
+    phases = [Trial.Phase.PRACTICE] if trial.phase == Trial.Phase.PRACTICE else Trial.SEQUENCE
+    test_trials = session.trials.filter(phase__in=phases, round=trial.round)
     data = {
         "trial": trial.pk,
         "benchmark": trial_type.spec.name,
@@ -159,7 +167,10 @@ def practice(request, pk: int):
 def begin(request, pk: int):
     session = own_session(request, pk)
     if not studies.needs_consent(session) and session.declined_at is None:
-        sessions.begin_test(session)
+        try:
+            sessions.begin_test(session)
+        except sessions.TrialClosed as problem:
+            messages.error(request, f"Not yet: {problem}.")
     return redirect("humantest:session", pk=pk)
 
 

@@ -177,6 +177,7 @@ def tour(site) -> list[Stop]:
         ("test-plan-delete", f"/test/plans/{view.pk}/delete/"),
         ("study", f"/test/plans/{typed.pk}/study/"),
         ("testers", f"/test/plans/{typed.pk}/testers/"),
+        ("quality", f"/test/plans/{typed.pk}/quality/"),
         ("import-form", "/datasets/import/"),
         ("import-job", f"/datasets/import/{bad_import.pk}/"),
         ("annotation-projects", "/annotate/projects/"),

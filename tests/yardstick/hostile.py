@@ -361,6 +361,19 @@ def scatter(
             )
         )
         count(rita.post(study_page, {"action": "settings", "completion_url": raw_form(text)}))
+        count(
+            rita.post(
+                study_page,
+                {"action": "settings", "stop_against": raw_form(text), "stop_metric": raw_form(text[:30])},
+            )
+        )
+        count(rita.post(study_page, {"action": "settings", "stop_width": raw_form(text[:20])}))
+        count(
+            rita.post(
+                f"/test/plans/{test_plan.pk}/quality/",
+                {"catch_failures": raw_form(text[:20]), "min_median_s": raw_form(text[:20])},
+            )
+        )
     count(
         rita.post(
             study_page,
@@ -370,6 +383,8 @@ def scatter(
             },
         )
     )
+    # Rules the quality page keeps (and shows) beside the hostile ones it refused.
+    count(rita.post(f"/test/plans/{test_plan.pk}/quality/", {"catch_failures": "1", "min_median_s": "0.5"}))
     link = test_plan.entry_links.get(revoked_at__isnull=True)
     for text in HOSTILE:
         count(Client().get(f"/join/{link.token}/", {"PROLIFIC_PID": raw_form(text), "SESSION_ID": "s"}))

@@ -113,6 +113,18 @@ def rows(site) -> dict[tuple[str, str], tuple[str, set[str]]]:
             f"/test/plans/{test_plan}/payments/1.prolific.csv",
             RESEARCHERS,
         ),
+        ("humantest:quality", "GET"): (f"/test/plans/{test_plan}/quality/", RESEARCHERS),
+        ("humantest:quality", "POST"): (f"/test/plans/{test_plan}/quality/", OWNER),
+        ("humantest:quality-export", "GET"): (f"/test/plans/{test_plan}/quality/testers.csv", RESEARCHERS),
+        ("humantest:quality-plot", "GET"): (f"/test/plans/{test_plan}/quality/plot.svg", RESEARCHERS),
+        ("humantest:report", "GET"): (f"/test/plans/{test_plan}/report/", RESEARCHERS),
+        ("humantest:report", "POST"): (f"/test/plans/{test_plan}/report/", OWNER),
+        ("humantest:report-export", "GET"): (f"/test/plans/{test_plan}/report.tex", RESEARCHERS),
+        ("humantest:preregistration", "POST"): (f"/test/plans/{test_plan}/preregistration/", OWNER),
+        ("humantest:preregistration-export", "GET"): (
+            f"/test/plans/{test_plan}/preregistration.md",
+            RESEARCHERS,
+        ),
         ("humantest:testers", "GET"): (f"/test/plans/{test_plan}/testers/", RESEARCHERS),
         ("humantest:testers", "POST"): (f"/test/plans/{test_plan}/testers/", OWNER),
         ("humantest:consent", "POST"): (f"/test/sessions/{session}/consent/", {"tess"}),
@@ -190,6 +202,9 @@ def rows(site) -> dict[tuple[str, str], tuple[str, set[str]]]:
         ("testplan-detail", "GET"): (f"/api/v1/test-plans/{test_plan}/", RESEARCHERS),
         ("testplan-results", "GET"): (f"/api/v1/test-plans/{test_plan}/results/", RESEARCHERS),
         ("testplan-trials", "GET"): (f"/api/v1/test-plans/{test_plan}/trials/", RESEARCHERS),
+        ("testplan-report", "GET"): (f"/api/v1/test-plans/{test_plan}/report/", RESEARCHERS),
+        ("testplan-exclusions", "GET"): (f"/api/v1/test-plans/{test_plan}/exclusions/", RESEARCHERS),
+        ("testplan-exclusions", "PUT"): (f"/api/v1/test-plans/{test_plan}/exclusions/", OWNER),
         ("testplan-study", "GET"): (f"/api/v1/test-plans/{test_plan}/study/", RESEARCHERS),
         ("testplan-study", "PATCH"): (f"/api/v1/test-plans/{test_plan}/study/", OWNER),
         ("testplan-links", "GET"): (f"/api/v1/test-plans/{test_plan}/links/", RESEARCHERS),
@@ -267,7 +282,7 @@ def through(response) -> bool:
 
 def test_every_address_has_a_row():
     """A view nobody said the rules of fails here (add its row to `rows` above)."""
-    written = set(re.findall(r'\("([^"]+)", "(?:GET|POST|PATCH|DELETE)"\): \(', inspect.getsource(rows)))
+    written = set(re.findall(r'\("([^"]+)", "(?:GET|POST|PUT|PATCH|DELETE)"\): \(', inspect.getsource(rows)))
     missing = sorted(str(name) for name in served_names() if name not in NOT_HERE and name not in written)
     assert missing == [], f"addresses with no access row: {missing}"
 
@@ -294,6 +309,8 @@ def test_each_role_reaches_what_its_row_says_and_nothing_else(site, settings):
                     response = client.delete(url, **headers)
                 elif method == "PATCH":
                     response = client.patch(url, "{}", content_type="application/json", **headers)
+                elif method == "PUT":
+                    response = client.put(url, "{}", content_type="application/json", **headers)
                 else:
                     response = client.post(url, {}, **headers)
                 transaction.set_rollback(True)

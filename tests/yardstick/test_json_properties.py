@@ -93,6 +93,9 @@ client_data = st.fixed_dictionaries(
     optional={
         "shown_ms": numbers,
         "submit_ms": numbers,
+        "answer_changes": numbers,
+        "viewport": st.fixed_dictionaries({}, optional={"width": numbers, "height": numbers, "dpr": numbers})
+        | values,
         "events": st.lists(
             st.fixed_dictionaries({"type": st.sampled_from(["blur", "focus"]) | texts, "t": numbers})
         ),
@@ -155,6 +158,13 @@ SHAPES = {
     "links": {
         "platform": st.sampled_from(["prolific", "mturk", "lab"]) | text_or_any,
         "lab_ids": st.lists(text_or_any) | values,
+    },
+    "exclusions": {
+        "catch_failures": numbers,
+        "min_median_s": numbers | text_or_any,
+        "max_hidden_s": numbers,
+        "max_focus_losses": numbers,
+        "exclude_unfinished": st.booleans() | values,
     },
     "testers": {
         "add": st.lists(text_or_any, max_size=3) | values,
@@ -248,6 +258,7 @@ def endpoints(site) -> list[tuple[str, Client, str, str, dict, Callable[[], int 
         ("api links", rita, f"/api/v1/test-plans/{site.test_plan.pk}/links/", "links", token, none),
         ("api payments", rita, f"/api/v1/test-plans/{site.test_plan.pk}/payments/", "heartbeat", token, none),
         ("api testers", rita, f"/api/v1/test-plans/{site.test_plan.pk}/testers/", "testers", token, none),
+        ("api exclusions", rita, f"/api/v1/test-plans/{site.test_plan.pk}/exclusions/", "exclusions", {**token, "method": "put"}, none),
         ("api import", rita, "/api/v1/imports/", "upload", token, none),
     ]  # fmt: skip
 
@@ -313,7 +324,7 @@ DRIVEN = {
     "validation:save", "validation:heartbeat", "validation:submit", "validation:skip",
     "humantest:answer", "humantest:timeout",
     "api-token", "testplan-list", "modelrun-list", "modelrun-cancel", "submission-list", "importjob-list",
-    "testplan-study", "testplan-links", "testplan-payments", "testplan-testers",
+    "testplan-study", "testplan-links", "testplan-payments", "testplan-testers", "testplan-exclusions",
 }  # fmt: skip
 #: Addresses that take a POST or DELETE but read no JSON body: buttons and forms (whose hostile
 #: input the crawl's site types in: tests/yardstick/hostile.py), and the API's DELETE.
@@ -323,7 +334,8 @@ NOT_JSON = {
     "humantest:practice", "humantest:begin", "humantest:pause", "humantest:resume", "annotation:project-new",
     "annotation:project-publish", "annotation:next", "validation:plan-new", "validation:plan-mark",
     "validation:next", "inference:run-new", "inference:run-cancel", "submission-detail", "humantest:study",
-    "humantest:testers", "humantest:consent", "join", "testplan-revoke-link",
+    "humantest:testers", "humantest:consent", "join", "testplan-revoke-link", "humantest:quality",
+    "humantest:report", "humantest:preregistration",
 }  # fmt: skip
 
 
@@ -332,7 +344,9 @@ def test_every_address_that_takes_a_body_is_driven_or_reads_no_json():
     from tests.yardstick import test_access_matrix
 
     taking = set(
-        re.findall(r'\("([^"]+)", "(?:POST|PATCH|DELETE)"\): \(', inspect.getsource(test_access_matrix.rows))
+        re.findall(
+            r'\("([^"]+)", "(?:POST|PUT|PATCH|DELETE)"\): \(', inspect.getsource(test_access_matrix.rows)
+        )
     )
     assert taking - DRIVEN - NOT_JSON == set()
     assert taking >= DRIVEN and taking >= NOT_JSON

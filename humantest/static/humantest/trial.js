@@ -2,10 +2,18 @@
 // timings and focus events, submitting the answer and showing the result. The benchmark's
 // widget (widgets/<benchmark>.js) builds the answer and draws the truth beside it afterwards.
 //
+// The browser's record of the trial (`client`, sent with the answer or the time-out; times are
+// performance.now() milliseconds since this page was loaded): loaded_ms when this script ran;
+// shown_ms on the first animation frame after the widget has drawn the stimulus (its pictures
+// loaded and decoded); first_input_ms at the first edit and answer_changes for every edit;
+// submit_ms / timeout_ms when the answer / the time-out request is sent; the window's inner size
+// (viewport) then; and blur/focus/hidden/visible events. The server works out from the events how
+// long the page was hidden; a reload starts a new record.
+//
 // A widget module exports mount(form, view, hooks) and returns {answer(), showResult(data)}:
 //   answer()       -> the answer object sent to the server; throws Error(message) if incomplete
 //   showResult(d)  -> draw d.truth beside d.answer (d is the server's result JSON)
-//   hooks.touched() is called on every edit, so the first-input time is recorded.
+//   hooks.touched() is called on every edit: the first-input time and the edits are recorded.
 //   draft() / restore(draft)  -> the unfinished answer as plain data, and back (optional). The
 //                     draft is kept in this browser's localStorage under the trial's id on every
 //                     edit, so a reload or a crash in the middle of a trial loses no work, and is
@@ -17,7 +25,7 @@ const form = document.getElementById("trial");
 form.addEventListener("submit", (event) => event.preventDefault());
 const problem = document.getElementById("problem");
 const submitButton = document.getElementById("submit");
-const client = { shown_ms: performance.now(), events: [] };
+const client = { loaded_ms: now(), answer_changes: 0, events: [] };
 let closed = false;
 
 function csrfToken() {
@@ -25,12 +33,44 @@ function csrfToken() {
   return match ? decodeURIComponent(match[1]) : "";
 }
 
+// performance.now() to a tenth of a millisecond, as the server keeps it.
+function now() {
+  return Math.round(performance.now() * 10) / 10;
+}
+
 function record(type) {
-  client.events.push({ type, t: Math.round(performance.now() * 10) / 10 });
+  client.events.push({ type, t: now() });
 }
 window.addEventListener("blur", () => record("blur"));
 window.addEventListener("focus", () => record("focus"));
 document.addEventListener("visibilitychange", () => record(document.hidden ? "hidden" : "visible"));
+if (document.hidden) record("hidden"); // opened in a background tab: hidden from the start
+
+// The window's inner size in CSS pixels and its device pixel ratio, or nothing if the browser
+// reports a size the server would not take (a window of no size).
+function viewport() {
+  const size = { width: window.innerWidth, height: window.innerHeight, dpr: window.devicePixelRatio };
+  const fits = (value, high) => Number.isFinite(value) && value > 0 && value <= high;
+  if (!fits(size.width, 100000) || !fits(size.height, 100000) || !fits(size.dpr, 16)) return undefined;
+  return size;
+}
+
+// Resolves once every picture in the form has loaded (or failed to) and is decoded, so that the
+// next animation frame paints the whole stimulus. The widget's own load handlers ran before.
+function picturesReady() {
+  const pictures = [...form.querySelectorAll("img")].filter((image) => image.getAttribute("src"));
+  return Promise.allSettled(
+    pictures.map((image) =>
+      (image.complete
+        ? Promise.resolve()
+        : new Promise((resolve) => {
+            image.addEventListener("load", resolve, { once: true });
+            image.addEventListener("error", resolve, { once: true });
+          })
+      ).then(() => image.decode()),
+    ),
+  );
+}
 
 const draftKey = `yardstick:trial-draft:${data.trial}`;
 let widget = null;
@@ -54,7 +94,8 @@ function savedDraft() {
 
 const hooks = {
   touched() {
-    if (client.first_input_ms === undefined) client.first_input_ms = performance.now();
+    if (client.first_input_ms === undefined) client.first_input_ms = now();
+    client.answer_changes += 1;
     problem.textContent = ""; // an earlier refusal no longer applies once the answer changes
     saveDraft();
   },
@@ -138,6 +179,8 @@ function startClock(widget) {
       setTimeout(tick, Math.min(250, left));
       return;
     }
+    client.timeout_ms = now();
+    client.viewport = viewport();
     const { ok, payload } = await post(data.timeout_url, { client });
     if (ok) showResult(widget, payload);
     else setTimeout(tick, 500); // the server's clock is a little behind; ask again
@@ -155,7 +198,8 @@ async function submit(widget) {
     problem.textContent = error.message;
     return;
   }
-  client.submit_ms = performance.now();
+  client.submit_ms = now();
+  client.viewport = viewport();
   submitButton.disabled = true;
   const { ok, status, payload } = await post(data.answer_url, { answer, client });
   submitButton.disabled = false;
@@ -172,6 +216,14 @@ const module = await import(data.widget);
 widget = module.mount(form, data.view, hooks);
 const saved = savedDraft();
 if (saved && widget.restore) widget.restore(saved.draft);
+// The stimulus is on screen from the first frame painted after it is drawn (no frame is painted
+// while the page is hidden, so a trial opened in a background tab starts when it is looked at).
+picturesReady().then(() =>
+  requestAnimationFrame(() => {
+    client.shown_ms = now();
+    document.body.dataset.stimulusShown = "1";
+  }),
+);
 form.addEventListener("submit", (event) => {
   event.preventDefault();
   submit(widget);
