@@ -344,20 +344,38 @@ EXPORT_FIELDS = [
     "viewport_width",
     "viewport_height",
     "viewport_dpr",
+    "phase",
+    "tester_status",
+    "exclusion_reasons",
 ]
 
 
 def export_rows(plan: TestPlan) -> list[dict[str, Any]]:
-    """One row per test trial: who, what, the answer, correctness, server and client times.
+    """One row per test or catch trial (`phase` says which: catch trials are never scored): who,
+    what, the answer, correctness, server and client times, and what the plan's current exclusion
+    rules made of the tester (`tester_status`: kept, excluded, screened out, or counted without
+    rules; `exclusion_reasons`: the rules that exclude them).
 
     Read as plain values, items for their id only: a plan of 40 testers x 600 trials is 24,000
     rows, and building model objects with each item's whole record took 15 s of a 2-core server
     (perf/results/mixed_load.md)."""
+    from humantest.exclusions import plan_quality
+
     trial_type = trial_for(plan.dataset.benchmark)
+    quality = plan_quality(plan)
+    outcomes = {
+        outcome.facts.session: (
+            outcome.status if quality["has_rules"] or outcome.status != "kept" else "counted",
+            ";".join(outcome.reasons),
+        )
+        for outcome in quality["current"]["outcomes"]
+    }
     trials = (
-        Trial.objects.filter(session__plan=plan, phase=Trial.Phase.TEST)
+        Trial.objects.filter(session__plan=plan, phase__in=Trial.SEQUENCE)
         .order_by("session__tester__username", "position")
         .values_list(
+            "session_id",
+            "phase",
             "session__tester__username",
             "session__tester__participant__external_id",
             "session__tester__participant__platform",
@@ -378,6 +396,8 @@ def export_rows(plan: TestPlan) -> list[dict[str, Any]]:
     )
     rows = []
     for (
+        session_id,
+        phase,
         username,
         participant_id,
         platform,
@@ -432,6 +452,9 @@ def export_rows(plan: TestPlan) -> list[dict[str, Any]]:
                 "viewport_width": viewport.get("width"),
                 "viewport_height": viewport.get("height"),
                 "viewport_dpr": viewport.get("dpr"),
+                "phase": phase,
+                "tester_status": outcomes.get(session_id, ("not started", ""))[0],
+                "exclusion_reasons": outcomes.get(session_id, ("", ""))[1],
             }
         )
     return rows

@@ -336,6 +336,21 @@ def balance_label(plan: TestPlan) -> str:
     return field.label if field else plan.balance_by
 
 
+def quality_summary(plan: TestPlan) -> dict:
+    """The plan page's line on quality control: the rule version, kept of measured, screened out,
+    the study's stopping state."""
+    from humantest import exclusions
+    from humantest.models import Study
+
+    quality = exclusions.plan_quality(plan)
+    rules = exclusions.current_rules(plan)
+    return {
+        "version": rules.version if rules else None,
+        "current": quality["current"],
+        "study": Study.objects.filter(plan=plan).first(),
+    }
+
+
 @permission_required("humantest.view_results", raise_exception=True)
 def plan_results(request, pk: int):
     plan = get_object_or_404(selectors.plans_for_researcher(request.user), pk=pk)
@@ -367,6 +382,7 @@ def plan_results(request, pk: int):
             "validate_flagged": validate_flagged,
             "balance_label": balance_label(plan),
             "may_change": may_change(request.user, plan),
+            "quality": quality_summary(plan),
         },
     )
 

@@ -396,6 +396,14 @@ def test_the_quality_page_shows_who_is_excluded_and_why_and_exports_it(
     assert rows["away"]["status"] == "excluded" and rows["away"]["reasons"] == "max_hidden_s"
     assert rows["careful1"]["status"] == "kept" and rows["careful1"]["accuracy"] == "1.0"
     assert float(rows["careful1"]["accuracy_low"]) < 1.0
+    trials = list(
+        csv.DictReader(io.StringIO(client.get(f"/test/plans/{plan.pk}/trials.csv").content.decode()))
+    )
+    assert {row["phase"] for row in trials if row["tester"] == "random"} == {"test", "catch"}
+    assert {
+        (row["tester_status"], row["exclusion_reasons"]) for row in trials if row["tester"] == "speedy"
+    } == {("excluded", "min_median_s")}
+    assert sum(1 for row in trials if row["tester"] == "careful1" and row["phase"] == "catch") == 2
     # Changing the rules on the page: a new version, the old one's row stays.
     response = client.post(
         f"/test/plans/{plan.pk}/quality/",
