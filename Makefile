@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 RUN_PACKAGES := fonts-wqy-microhei fonts-dejavu-core
-TEST_PACKAGES := $(RUN_PACKAGES) chromium postgresql redis-server
+TEST_PACKAGES := $(RUN_PACKAGES) chromium postgresql redis-server gettext
 PG_URL = $(shell scripts/test-postgres.sh url)
 
 .PHONY: run dev test test-sqlite test-postgres screenshots lint format perf clean system-run system-test messages
@@ -45,7 +45,8 @@ screenshots: $(VENV)/.test-installed node_modules/.installed
 messages: $(VENV)/.run-installed
 	command -v msgfmt >/dev/null || scripts/system-packages.sh gettext
 	$(PY) manage.py makemessages -l zh_Hans --no-obsolete -i '.venv/*' -i 'node_modules/*' -i 'var/*' -i 'tests/*' -i 'perf/*'
-	$(PY) manage.py compilemessages -l zh_Hans
+	$(PY) manage.py makemessages -d djangojs -l zh_Hans --no-obsolete -i '.venv/*' -i 'node_modules/*' -i 'var/*' -i 'tests/*' -i 'perf/*' -i 'staticfiles/*' -i 'static/vendor/*'
+	$(PY) manage.py compilemessages -l zh_Hans -i '.venv' -i 'node_modules' 
 
 lint: $(VENV)/.test-installed
 	$(VENV)/bin/ruff check .

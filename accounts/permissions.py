@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.utils.translation import gettext as _
 from rest_framework import permissions
 
 from accounts.roles import ADMIN, user_roles
@@ -44,9 +45,18 @@ def may_change(user: Any, thing: Any) -> bool:
 
 def ownership_problem(user: Any, thing: Any, what: str) -> str | None:
     """Why `user` may not change `thing` (None when they may), naming its owner: for 403 pages and
-    API errors. `what` says what the thing is ("test plan “Pilot”")."""
+    API errors, in the reader's language. `what` says what the thing is ("test plan “Pilot”"), best
+    already translated by the caller."""
     if may_change(user, thing):
         return None
     owner = getattr(thing, "created_by", None) if getattr(thing, "created_by_id", None) else None
-    made_by = f" ({owner.username})" if owner is not None else ""
-    return f"only the researcher who made the {what}{made_by}, or an admin, can change or delete it"
+    if owner is not None:
+        return _(
+            "only the researcher who made the %(what)s (%(owner)s), or an admin, can change or delete it"
+        ) % {
+            "what": what,
+            "owner": owner.username,
+        }
+    return _("only the researcher who made the %(what)s, or an admin, can change or delete it") % {
+        "what": what
+    }

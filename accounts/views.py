@@ -5,7 +5,6 @@ from __future__ import annotations
 from functools import wraps
 
 from django.conf import settings
-from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 from rest_framework.authtoken.views import ObtainAuthToken
@@ -45,18 +44,37 @@ def login_context(request) -> dict:
 
 
 @require_POST
-@login_required
 def choose_language(request):
-    """Keep the person's interface language (any device they sign in on) and go back where they were."""
+    """Keep the interface language and go back where the person was (a same-site `next` only).
+
+    A signed-in person's choice is their preference (any device they sign in on); an anonymous
+    visitor's, like the log-in page's, is Django's language cookie (LocaleMiddleware reads it). The
+    cookie is set for signed-in people too, so the log-in page after logging out keeps the language.
+    """
     from django.utils.http import url_has_allowed_host_and_scheme
 
     from accounts.models import Preference
 
     language = request.POST.get("language", "")
-    if language in dict(settings.LANGUAGES):
+    chosen = language in dict(settings.LANGUAGES)
+    if chosen and request.user.is_authenticated:
         Preference.objects.update_or_create(user=request.user, defaults={"language": language})
         request.session["yardstick_language"] = language
     target = request.POST.get("next") or "/"
-    if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
+    if not url_has_allowed_host_and_scheme(
+        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
         target = "/"
-    return redirect(target)
+    response = redirect(target)
+    if chosen:
+        response.set_cookie(
+            settings.LANGUAGE_COOKIE_NAME,
+            language,
+            max_age=settings.LANGUAGE_COOKIE_AGE,
+            path=settings.LANGUAGE_COOKIE_PATH,
+            domain=settings.LANGUAGE_COOKIE_DOMAIN,
+            secure=settings.LANGUAGE_COOKIE_SECURE,
+            httponly=settings.LANGUAGE_COOKIE_HTTPONLY,
+            samesite=settings.LANGUAGE_COOKIE_SAMESITE,
+        )
+    return response

@@ -31,7 +31,24 @@ class ProjectForm(forms.ModelForm):
             "annotators": forms.CheckboxSelectMultiple,
             "reviewers": forms.CheckboxSelectMultiple,
         }
-        labels = {"pairs_per_item": _("QA pairs per image"), "lease_seconds": _("Lease (seconds)")}
+        labels = {
+            "name": _("Name"),
+            "dataset": _("Dataset"),
+            "instructions": _("Instructions"),
+            "pairs_per_item": _("QA pairs per image"),
+            "overlap": _("Overlap"),
+            "lease_seconds": _("Lease (seconds)"),
+            "seed": _("Seed"),
+            "annotators": _("Annotators"),
+            "reviewers": _("Reviewers"),
+        }
+        help_texts = {
+            "instructions": _("Shown to annotators on every task."),
+            "pairs_per_item": _("Question-answer pairs wanted per image."),
+            "overlap": _("Share of images (0 to 1) that a second annotator answers blind."),
+            "lease_seconds": _("How long a task stays held without a sign of life from its page."),
+            "seed": _("Chooses the images that get a second opinion."),
+        }
 
     def __init__(self, *args, user=None, **kwargs) -> None:
         super().__init__(*args, **kwargs)

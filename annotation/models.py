@@ -20,6 +20,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
 
 from accounts.inputs import one_line, valid_text
 from benchmarks.models import Dataset, Item
@@ -27,30 +28,32 @@ from benchmarks.models import Dataset, Item
 
 class Project(models.Model):
     class Kind(models.TextChoices):
-        AUTHORING = "authoring", "Authoring"
-        VALIDATION = "validation", "Validation"
+        AUTHORING = "authoring", _("Authoring")
+        VALIDATION = "validation", _("Validation")
 
     name = models.CharField(max_length=200, validators=[one_line])
     kind = models.CharField(
         max_length=16,
         choices=Kind.choices,
         default=Kind.AUTHORING,
-        help_text="Authoring: annotators write; validation: the queue of a validation plan (validation app).",
+        help_text=_(
+            "Authoring: annotators write; validation: the queue of a validation plan (validation app)."
+        ),
     )
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="annotation_projects")
     instructions = models.TextField(
-        blank=True, default="", validators=[valid_text], help_text="Shown to annotators on every task."
+        blank=True, default="", validators=[valid_text], help_text=_("Shown to annotators on every task.")
     )
     pairs_per_item = models.PositiveSmallIntegerField(
-        default=3, help_text="Question-answer pairs wanted per image."
+        default=3, help_text=_("Question-answer pairs wanted per image.")
     )
     overlap = models.FloatField(
-        default=0.2, help_text="Share of images (0 to 1) that a second annotator answers blind."
+        default=0.2, help_text=_("Share of images (0 to 1) that a second annotator answers blind.")
     )
     lease_seconds = models.PositiveIntegerField(
-        default=600, help_text="How long a task stays held without a sign of life from its page."
+        default=600, help_text=_("How long a task stays held without a sign of life from its page.")
     )
-    seed = models.IntegerField(default=0, help_text="Chooses the images that get a second opinion.")
+    seed = models.IntegerField(default=0, help_text=_("Chooses the images that get a second opinion."))
     annotators = models.ManyToManyField(
         settings.AUTH_USER_MODEL, related_name="annotation_projects", blank=True
     )
@@ -65,7 +68,7 @@ class Project(models.Model):
         blank=True,
         on_delete=models.SET_NULL,
         related_name="+",
-        help_text="The dataset made from the accepted annotations, the latest time it was published.",
+        help_text=_("The dataset made from the accepted annotations, the latest time it was published."),
     )
 
     class Meta:
@@ -81,7 +84,7 @@ class Task(models.Model):
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
     position = models.PositiveIntegerField()
     opinions = models.PositiveSmallIntegerField(
-        default=1, help_text="How many annotators answer this item: 1, or 2 for a second opinion."
+        default=1, help_text=_("How many annotators answer this item: 1, or 2 for a second opinion.")
     )
     # Where the queue looks for work (annotation/queue.py keeps both up to date): the round the
     # next claim takes, and whether it can be taken now. The constraints on Assignment, not
@@ -106,33 +109,33 @@ class Task(models.Model):
 
 class Assignment(models.Model):
     class Status(models.TextChoices):
-        LEASED = "leased", "In progress"
-        SUBMITTED = "submitted", "Submitted"
-        RETURNED = "returned", "Returned by a reviewer"
-        SKIPPED = "skipped", "Skipped"
-        EXPIRED = "expired", "Lease expired"
+        LEASED = "leased", _("In progress")
+        SUBMITTED = "submitted", _("Submitted")
+        RETURNED = "returned", _("Returned by a reviewer")
+        SKIPPED = "skipped", _("Skipped")
+        EXPIRED = "expired", _("Lease expired")
 
     #: Statuses that hold the task's round: nobody else may take it while one of these stands.
     LIVE = (Status.LEASED, Status.SUBMITTED, Status.RETURNED)
 
     task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="assignments")
     round = models.PositiveSmallIntegerField(
-        default=1, help_text="1: the first annotation; 2: a second opinion."
+        default=1, help_text=_("1: the first annotation; 2: a second opinion.")
     )
     annotator = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments"
     )
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.LEASED)
-    leased_at = models.DateTimeField(help_text="When the server handed the task out (its clock).")
+    leased_at = models.DateTimeField(help_text=_("When the server handed the task out (its clock)."))
     lease_expires_at = models.DateTimeField()
     submitted_at = models.DateTimeField(null=True, blank=True)
     work_seconds = models.FloatField(
-        default=0, help_text="Server-clock seconds between handing out and each submit, summed."
+        default=0, help_text=_("Server-clock seconds between handing out and each submit, summed.")
     )
-    version = models.PositiveIntegerField(default=0, help_text="Bumped by every saved draft and submit.")
+    version = models.PositiveIntegerField(default=0, help_text=_("Bumped by every saved draft and submit."))
     draft = models.JSONField(default=dict, blank=True)
     skip_reason = models.TextField(blank=True, default="")
-    return_reason = models.TextField(blank=True, default="", help_text="Why a reviewer sent it back.")
+    return_reason = models.TextField(blank=True, default="", help_text=_("Why a reviewer sent it back."))
 
     class Meta:
         ordering = ["task__position", "round"]
@@ -159,10 +162,10 @@ class Assignment(models.Model):
 
 class QAPair(models.Model):
     class Review(models.TextChoices):
-        PENDING = "pending", "Waiting for review"
-        ACCEPTED = "accepted", "Accepted"
-        FIXED = "fixed", "Fixed by a reviewer"
-        REJECTED = "rejected", "Rejected"
+        PENDING = "pending", _("Waiting for review")
+        ACCEPTED = "accepted", _("Accepted")
+        FIXED = "fixed", _("Fixed by a reviewer")
+        REJECTED = "rejected", _("Rejected")
 
     assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="pairs")
     index = models.PositiveSmallIntegerField()
@@ -172,16 +175,18 @@ class QAPair(models.Model):
         blank=True,
         on_delete=models.CASCADE,
         related_name="second_opinions",
-        help_text="For a second opinion: the first annotator's pair whose question it answers.",
+        help_text=_("For a second opinion: the first annotator's pair whose question it answers."),
     )
     question = models.TextField()
     answer = models.TextField()
-    evidence = models.JSONField(help_text="Eight numbers x1, y1, ..., x4, y4 in image pixels.")
-    language = models.CharField(max_length=4, help_text="en or ch, by the released evaluator's rule.")
-    ocr_text = models.TextField(blank=True, default="", help_text="What OCR read inside the quadrilateral.")
+    evidence = models.JSONField(help_text=_("Eight numbers x1, y1, ..., x4, y4 in image pixels."))
+    language = models.CharField(max_length=4, help_text=_("en or ch, by the released evaluator's rule."))
+    ocr_text = models.TextField(
+        blank=True, default="", help_text=_("What OCR read inside the quadrilateral.")
+    )
     ocr_similarity = models.FloatField(null=True, blank=True)
     ocr_confirmed = models.BooleanField(
-        default=False, help_text="The annotator confirmed an answer that OCR read differently."
+        default=False, help_text=_("The annotator confirmed an answer that OCR read differently.")
     )
     version = models.PositiveIntegerField(default=1)
     review = models.CharField(max_length=16, choices=Review.choices, default=Review.PENDING)
@@ -206,8 +211,8 @@ class QARevision(models.Model):
     """One version of a pair: what it said and who made it so (the annotator, or a reviewer's fix)."""
 
     class Kind(models.TextChoices):
-        WRITTEN = "written", "Written by the annotator"
-        FIXED = "fixed", "Fixed by a reviewer"
+        WRITTEN = "written", _("Written by the annotator")
+        FIXED = "fixed", _("Fixed by a reviewer")
 
     pair = models.ForeignKey(QAPair, on_delete=models.CASCADE, related_name="revisions")
     version = models.PositiveIntegerField()

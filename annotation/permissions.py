@@ -15,6 +15,7 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404
+from django.utils.translation import gettext as _
 
 from accounts.permissions import may_change
 from annotation.models import Assignment, Project, QAPair
@@ -51,7 +52,7 @@ def worker_assignment(user: Any, pk: int, kind: str) -> Assignment:
         task__project__kind=kind,
     )
     if assignment.annotator_id != user.pk:
-        raise PermissionDenied("this is another person's task")
+        raise PermissionDenied(_("this is another person's task"))
     return assignment
 
 
@@ -65,5 +66,5 @@ def reviewable_pair(user: Any, pk: int) -> QAPair:
         assignment__task__project__kind=Project.Kind.AUTHORING,
     )
     if not is_reviewer(user, pair.assignment.task.project) or pair.assignment.annotator_id == user.pk:
-        raise PermissionDenied("you do not review this pair")
+        raise PermissionDenied(_("you do not review this pair"))
     return pair

@@ -44,6 +44,13 @@ SHORTCUTS = (
     ("Ctrl+Enter", gettext_lazy("submit and go to the next image")),
     ("s", gettext_lazy("skip this image (with a reason)")),
 )
+#: The review states as the project page counts them (QAPair.Review's values, in words).
+REVIEW_WORDS = {
+    QAPair.Review.PENDING: gettext_lazy("pending"),
+    QAPair.Review.ACCEPTED: gettext_lazy("accepted"),
+    QAPair.Review.FIXED: gettext_lazy("fixed"),
+    QAPair.Review.REJECTED: gettext_lazy("rejected"),
+}
 REVIEW_SHORTCUTS = (
     ("a", gettext_lazy("accept")),
     ("f", gettext_lazy("save your fix (text or corners) as a new version")),
@@ -226,7 +233,7 @@ def next_task(request, pk: int):
     try:
         taken = queue.claim(project, request.user)
     except queue.NotMember:
-        raise PermissionDenied("you are not on this project's team") from None
+        raise PermissionDenied(_("you are not on this project's team")) from None
     if taken is None:
         messages.info(request, _("No task is waiting for you in this project."))
     return redirect("annotation:work", pk=project.pk)
@@ -437,9 +444,11 @@ def researcher_project(request, pk: int) -> Project:
 @permission_required("annotation.view_progress", raise_exception=True)
 def project_detail(request, pk: int):
     project = researcher_project(request, pk)
+    progress = selectors.progress(project)
     context = {
         "project": project,
-        "progress": selectors.progress(project),
+        "progress": progress,
+        "reviews": [(REVIEW_WORDS.get(status, status), n) for status, n in progress["reviews"].items()],
         "agreement": selectors.second_opinion_agreement(project),
         "may_change": may_change(request.user, project),
     }

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 from accounts.inputs import one_line
 from benchmarks import registry
@@ -37,21 +38,23 @@ class BenchmarkNamed:
 
 
 class Dataset(BenchmarkNamed, models.Model):
-    benchmark = models.CharField(max_length=32, help_text="The benchmark's name, as its spec declares it.")
+    benchmark = models.CharField(max_length=32, help_text=_("The benchmark's name, as its spec declares it."))
     name = models.CharField(max_length=200, validators=[one_line])
     version = models.CharField(max_length=50, default="1", validators=[one_line])
     split = models.CharField(max_length=50, blank=True, default="", validators=[one_line])
-    source = models.CharField(max_length=500, blank=True, default="", help_text="Where the data came from.")
+    source = models.CharField(
+        max_length=500, blank=True, default="", help_text=_("Where the data came from.")
+    )
     meta = models.JSONField(
-        default=dict, blank=True, help_text="File-level facts the exporter needs to write the file back."
+        default=dict, blank=True, help_text=_("File-level facts the exporter needs to write the file back.")
     )
     scenes_meta = models.JSONField(default=dict, blank=True)
-    has_media = models.BooleanField(default=False, help_text="False when imported for scoring only.")
+    has_media = models.BooleanField(default=False, help_text=_("False when imported for scoring only."))
     item_count = models.PositiveIntegerField(default=0, editable=False)
     unit_count = models.PositiveIntegerField(
         default=0,
         editable=False,
-        help_text="Scoring units: items, or their questions where an item holds several.",
+        help_text=_("Scoring units: items, or their questions where an item holds several."),
     )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -114,14 +117,14 @@ class Item(models.Model):
     # No index of its own: the unique (dataset, external_id) index serves lookups by dataset,
     # and every index costs time on 500,000-row imports.
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="items", db_index=False)
-    position = models.PositiveIntegerField(help_text="Order in the official file, kept on export.")
+    position = models.PositiveIntegerField(help_text=_("Order in the official file, kept on export."))
     external_id = models.CharField(max_length=200)
-    payload = models.JSONField(default=dict, help_text="What annotators and testers may be shown.")
+    payload = models.JSONField(default=dict, help_text=_("What annotators and testers may be shown."))
     ground_truth = models.JSONField(
-        default=dict, help_text="Never sent to a tester before the answer is final."
+        default=dict, help_text=_("Never sent to a tester before the answer is final.")
     )
     media = models.JSONField(
-        default=dict, blank=True, help_text="Role -> file name in the dataset's media folder."
+        default=dict, blank=True, help_text=_("Role -> file name in the dataset's media folder.")
     )
     scene = models.ForeignKey(Scene, null=True, blank=True, on_delete=models.SET_NULL, related_name="items")
 
@@ -146,7 +149,7 @@ class ItemMark(models.Model):
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="marks")
     item = models.OneToOneField(Item, on_delete=models.CASCADE, related_name="mark")
     reason = models.TextField(blank=True, default="")
-    source = models.CharField(max_length=200, blank=True, default="", help_text="What marked it.")
+    source = models.CharField(max_length=200, blank=True, default="", help_text=_("What marked it."))
     marked_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -163,10 +166,10 @@ class ImportJob(BenchmarkNamed, models.Model):
     """An import started from the web or the API, run by a Celery worker, with its progress."""
 
     class Status(models.TextChoices):
-        PENDING = "pending", "Waiting for a worker"
-        RUNNING = "running", "Running"
-        SUCCEEDED = "succeeded", "Succeeded"
-        FAILED = "failed", "Failed"
+        PENDING = "pending", _("Waiting for a worker")
+        RUNNING = "running", _("Running")
+        SUCCEEDED = "succeeded", _("Succeeded")
+        FAILED = "failed", _("Failed")
 
     benchmark = models.CharField(max_length=32)
     name = models.CharField(max_length=200, validators=[one_line])
@@ -176,7 +179,7 @@ class ImportJob(BenchmarkNamed, models.Model):
     upload = models.FileField(upload_to="imports/%Y/%m/", storage=uploads)
     scenes_upload = models.FileField(upload_to="imports/%Y/%m/", storage=uploads, blank=True)
     images_upload = models.FileField(
-        upload_to="imports/%Y/%m/", storage=uploads, blank=True, help_text="A zip of the images."
+        upload_to="imports/%Y/%m/", storage=uploads, blank=True, help_text=_("A zip of the images.")
     )
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     stage = models.CharField(max_length=100, blank=True, default="")
@@ -188,7 +191,7 @@ class ImportJob(BenchmarkNamed, models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="import_jobs"
     )
     created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True, help_text="When a worker took the job.")
+    started_at = models.DateTimeField(null=True, blank=True, help_text=_("When a worker took the job."))
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 from django.contrib import messages
@@ -10,6 +11,8 @@ from django.core.paginator import Paginator
 from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.utils.safestring import mark_safe
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 from django.views.generic import DetailView, FormView, ListView, View
 
 from accounts.inputs import attachment
@@ -17,6 +20,15 @@ from benchmarks.forms import ImportForm
 from benchmarks.models import Dataset, ImportJob
 from benchmarks.selectors import dataset_items, datasets_for, import_jobs_for, item_neighbours, job_progress
 from benchmarks.services import ImportRefused, export_chunks, fail_lost_jobs, start_import_job
+from benchmarks.spec import BenchmarkSpec, ItemSection, ItemTable
+
+#: ImportJob.Status's labels, for the catalogue: the pages show `get_status_display` translated.
+STATUS_WORDS = (
+    gettext_noop("Waiting for a worker"),
+    gettext_noop("Running"),
+    gettext_noop("Succeeded"),
+    gettext_noop("Failed"),
+)
 
 
 class DatasetListView(PermissionRequiredMixin, ListView):
@@ -65,12 +77,43 @@ class ItemDetailView(PermissionRequiredMixin, DetailView):
         context["regions"] = [region.as_dict() for region in spec.regions(item.ground_truth, scene)]
         # The spec's own SVG, built from validated enumerations only: nothing in it comes from free text.
         context["figure"] = mark_safe(spec.item_figure(item.payload))  # noqa: S308
-        context["shown"] = spec.shown_sections(item.payload, scene)
-        context["truth"] = spec.truth_sections(item.payload, item.ground_truth, scene)
+        # A spec's own sections are in its words; the default ones label facts with the record's
+        # field names, which are data and stay as they are.
+        context["shown"] = translated(
+            spec.shown_sections(item.payload, scene),
+            labels=type(spec).shown_sections is not BenchmarkSpec.shown_sections,
+        )
+        context["truth"] = translated(
+            spec.truth_sections(item.payload, item.ground_truth, scene),
+            labels=type(spec).truth_sections is not BenchmarkSpec.truth_sections,
+        )
         context["neighbours"] = item_neighbours(item)
         context["payload_text"] = json.dumps(item.payload, ensure_ascii=False, indent=2)
         context["ground_truth_text"] = json.dumps(item.ground_truth, ensure_ascii=False, indent=2)
         return context
+
+
+def words(text: str) -> str:
+    """A benchmark's word for its item page, in the reader's language ("" stays "": gettext of
+    the empty string is the catalogue's header)."""
+    return _(text) if text else text
+
+
+def translated(sections: list[ItemSection], *, labels: bool = True) -> list[ItemSection]:
+    """An item's sections with their spec's words (titles, column heads, notes and, with `labels`,
+    the facts' labels: marked in the spec) translated; the item's own values stay as they are."""
+    return [
+        dataclasses.replace(
+            section,
+            title=words(section.title),
+            facts=tuple((words(label) if labels else label, text) for label, text in section.facts),
+            table=ItemTable(tuple(words(column) for column in section.table.columns), section.table.rows)
+            if section.table
+            else None,
+            note=words(section.note),
+        )
+        for section in sections
+    ]
 
 
 def describe_item(dataset: Dataset, item) -> dict:
@@ -124,7 +167,7 @@ class ImportView(PermissionRequiredMixin, FormView):
         except ImportRefused as error:
             form.add_error(None, str(error))
             return self.form_invalid(form)
-        messages.info(self.request, f"Import of {job.name} queued.")
+        messages.info(self.request, _("Import of %(name)s queued.") % {"name": job.name})
         return redirect("benchmarks:import-job", pk=job.pk)
 
 

@@ -1,4 +1,5 @@
 from django import forms
+from django.utils.translation import gettext_lazy as _
 
 from accounts.inputs import one_line
 from benchmarks.spec import BenchmarkSpec
@@ -12,17 +13,20 @@ class SubmissionForm(forms.Form):
     name = forms.CharField(
         max_length=200,
         validators=[one_line],
-        help_text='The row label in the report, e.g. "ResNet-50" or "Human".',
+        label=_("Name"),
+        help_text=_('The row label in the report, e.g. "ResNet-50" or "Human".'),
     )
     producer = forms.ChoiceField(
-        label="Answers by", choices=Submission.Producer.choices, initial=Submission.Producer.MODEL
+        label=_("Answers by"), choices=Submission.Producer.choices, initial=Submission.Producer.MODEL
     )
-    setting = forms.ChoiceField(required=False)
+    setting = forms.ChoiceField(label=_("Setting"), required=False)
     variant = forms.ChoiceField(
-        help_text="How the file is scored: official follows the released evaluator (see docs/metrics.md)."
+        label=_("Variant"),
+        help_text=_("How the file is scored: official follows the released evaluator (see docs/metrics.md)."),
     )
     file = forms.FileField(
-        help_text="The predictions in the benchmark's format (see docs/metrics.md).",
+        label=_("File"),
+        help_text=_("The predictions in the benchmark's format (see docs/metrics.md)."),
         validators=[check_upload_size],
     )
 
@@ -42,6 +46,6 @@ class RenameForm(forms.Form):
     name = forms.CharField(
         max_length=200,
         validators=[one_line],
-        label="New name",
-        help_text="The row label in the report; no other submission here may have it.",
+        label=_("New name"),
+        help_text=_("The row label in the report; no other submission here may have it."),
     )

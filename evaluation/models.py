@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 from accounts.inputs import one_line
 from benchmarks.models import Dataset, Item
@@ -22,18 +23,18 @@ class Submission(models.Model):
     class Producer(models.TextChoices):
         """Who gave the answers: the row's group in reports (models first, Human last)."""
 
-        MODEL = "model", "Model"
-        HUMAN = "human", "Human"
-        ANNOTATOR = "annotator", "Annotator"
+        MODEL = "model", _("Model")
+        HUMAN = "human", _("Human")
+        ANNOTATOR = "annotator", _("Annotator")
 
     class Origin(models.TextChoices):
         """How the answers arrived."""
 
-        UPLOAD = "upload", "Uploaded prediction file"
-        MODEL_RUN = "model_run", "Model run"
-        TEST_PLAN = "test_plan", "Test plan (its testers pooled)"
-        TEST_SESSION = "test_session", "One tester's test session"
-        ANNOTATION = "annotation", "Annotators"
+        UPLOAD = "upload", _("Uploaded prediction file")
+        MODEL_RUN = "model_run", _("Model run")
+        TEST_PLAN = "test_plan", _("Test plan (its testers pooled)")
+        TEST_SESSION = "test_session", _("One tester's test session")
+        ANNOTATION = "annotation", _("Annotators")
 
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="submissions")
     producer = models.CharField(max_length=16, choices=Producer.choices, default=Producer.MODEL)
@@ -41,22 +42,22 @@ class Submission(models.Model):
     name = models.CharField(
         max_length=200,
         validators=[one_line],
-        help_text='The row label in reports: a model\'s name, or "Human".',
+        help_text=_('The row label in reports: a model\'s name, or "Human".'),
     )
     setting = models.CharField(
         max_length=32,
         blank=True,
         default="",
-        help_text="One of the benchmark's settings, as its spec declares them.",
+        help_text=_("One of the benchmark's settings, as its spec declares them."),
     )
     variant = models.CharField(
-        max_length=32, blank=True, default="", help_text="Metric variant, e.g. official."
+        max_length=32, blank=True, default="", help_text=_("Metric variant, e.g. official.")
     )
     source = models.CharField(
-        max_length=500, blank=True, default="", help_text="A file name, or what made it."
+        max_length=500, blank=True, default="", help_text=_("A file name, or what made it.")
     )
     parameters = models.JSONField(
-        default=dict, blank=True, help_text="Metric parameters used for the summary."
+        default=dict, blank=True, help_text=_("Metric parameters used for the summary.")
     )
     pool = models.ForeignKey(
         "self",
@@ -64,11 +65,13 @@ class Submission(models.Model):
         blank=True,
         on_delete=models.SET_NULL,
         related_name="members",
-        help_text="The pooled submission whose row this one's answers also count in (a test plan's Human row).",
+        help_text=_(
+            "The pooled submission whose row this one's answers also count in (a test plan's Human row)."
+        ),
     )
     summary = models.JSONField(default=dict, blank=True)
     problems = models.JSONField(
-        default=list, blank=True, help_text="Missing or extra ids found while scoring."
+        default=list, blank=True, help_text=_("Missing or extra ids found while scoring.")
     )
     scored_at = models.DateTimeField(null=True, blank=True)
     created_by = models.ForeignKey(
@@ -90,12 +93,14 @@ class Prediction(models.Model):
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
     part = models.PositiveIntegerField(
         default=0,
-        help_text="Which scoring unit of the item (a question of an image that holds several); 0 otherwise.",
+        help_text=_(
+            "Which scoring unit of the item (a question of an image that holds several); 0 otherwise."
+        ),
     )
     answer = models.JSONField(
-        null=True, help_text="The answer in the benchmark's prediction format; null when none was given."
+        null=True, help_text=_("The answer in the benchmark's prediction format; null when none was given.")
     )
-    score = models.JSONField(default=dict, blank=True, help_text="The metric's per-unit values.")
+    score = models.JSONField(default=dict, blank=True, help_text=_("The metric's per-unit values."))
 
     class Meta:
         constraints = [
@@ -112,16 +117,16 @@ class ScoringJob(models.Model):
     upload on (the name is taken); a job that fails removes it and keeps the reasons."""
 
     class Status(models.TextChoices):
-        PENDING = "pending", "Waiting for a worker"
-        RUNNING = "running", "Scoring"
-        DONE = "done", "Scored"
-        FAILED = "failed", "Failed"
+        PENDING = "pending", _("Waiting for a worker")
+        RUNNING = "running", _("Scoring")
+        DONE = "done", _("Scored")
+        FAILED = "failed", _("Failed")
 
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="scoring_jobs")
     submission = models.ForeignKey(
         Submission, null=True, blank=True, on_delete=models.SET_NULL, related_name="scoring_jobs"
     )
-    name = models.CharField(max_length=200, help_text="The submission's name (kept when the job fails).")
+    name = models.CharField(max_length=200, help_text=_("The submission's name (kept when the job fails)."))
     upload = models.FileField(upload_to="submissions/%Y/%m/", storage=uploads, blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     errors = models.JSONField(default=list, blank=True)

@@ -32,6 +32,9 @@ def matplotlib_for_pages():
 
     matplotlib.use("Agg")
     matplotlib.rcParams["text.parse_math"] = False
+    # Latin text in DejaVu Sans; Chinese (labels in 简体中文, annotators' questions) falls back to
+    # WenQuanYi Micro Hei, which `make run` installs (fonts-wqy-microhei).
+    matplotlib.rcParams["font.family"] = ["DejaVu Sans", "WenQuanYi Micro Hei"]
     # A character no installed font has (𝔘, say) is drawn as a box; the log need not say so each time.
     warnings.filterwarnings("ignore", message="Glyph .* missing from", category=UserWarning)
     return matplotlib
@@ -142,11 +145,17 @@ def overlap_plot(counts: Mapping[str, int], label_a: str, label_b: str) -> str:
 
 
 def accuracy_against_time(
-    points: Sequence[tuple[float, float, str]], *, fastest: float | None = None, title: str = ""
+    points: Sequence[tuple[float, float, str]],
+    *,
+    fastest: float | None = None,
+    title: str = "",
+    labels: Mapping[str, str] | None = None,
 ) -> str:
     """Each tester as a point, median seconds per trial against accuracy, coloured by what the
     exclusion rules made of them ("kept", "excluded", ...); `fastest` (a rule's threshold) drawn as
-    a dashed line, so that a reader sees who the speed rule cut and how close the others came."""
+    a dashed line, so that a reader sees who the speed rule cut and how close the others came.
+    `labels`: the words drawn, in the reader's language (keys "x", "y" and each status)."""
+    words = {"x": "median seconds per trial", "y": "accuracy", **(labels or {})}
     matplotlib_for_pages()
     from matplotlib import pyplot
 
@@ -157,7 +166,7 @@ def accuracy_against_time(
         axes.scatter(
             [x for x, _ in chosen],
             [y for _, y in chosen],
-            label=f"{status} ({len(chosen)})",
+            label=f"{words.get(status, status)} ({len(chosen)})",
             color=colours.get(status, "#888888"),
             marker="o" if status == "kept" else "x",
         )
@@ -166,8 +175,8 @@ def accuracy_against_time(
         axes.annotate(
             f"{fastest:g} s", (fastest, 1.0), textcoords="offset points", xytext=(4, -10), fontsize=8
         )
-    axes.set_xlabel("median seconds per trial")
-    axes.set_ylabel("accuracy")
+    axes.set_xlabel(words["x"])
+    axes.set_ylabel(words["y"])
     axes.set_ylim(-0.02, 1.02)
     furthest = max([x for x, _, _ in points] + [fastest or 0, 1.0])
     axes.set_xlim(0, furthest * 1.1)

@@ -10,6 +10,8 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.functional import cached_property
 from django.utils.safestring import mark_safe
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.generic import FormView, View
 
 from accounts.inputs import attachment
@@ -141,12 +143,12 @@ class ReportView(PermissionRequiredMixin, FormView):
             form.add_error(None, str(error))
             return self.form_invalid(form)
         if in_request:
-            messages.info(self.request, f"{submitted} scored.")
+            messages.info(self.request, _("%(submission)s scored.") % {"submission": submitted})
         else:
             messages.info(
                 self.request,
-                f"{submitted.name!r} is being scored by a worker ({self.dataset.unit_count:,} units): "
-                "its row appears when it is done.",
+                _("%(name)s is being scored by a worker (%(units)s units): its row appears when it is done.")
+                % {"name": repr(submitted.name), "units": f"{self.dataset.unit_count:,}"},
             )
         return redirect("evaluation:report", pk=self.dataset.pk)
 
@@ -194,7 +196,11 @@ class SubmissionRenameView(SubmissionChangeView):
                     return self.page(request, submission, form=form)
                 form.add_error("name", str(error))
             else:
-                messages.info(request, f"{old_name!r} is now called {submission.name!r}.")
+                messages.info(
+                    request,
+                    _("%(old)s is now called %(new)s.")
+                    % {"old": repr(old_name), "new": repr(submission.name)},
+                )
                 return redirect("evaluation:report", pk=pk)
         submission.refresh_from_db()
         return self.page(request, submission, form=form)
@@ -219,7 +225,7 @@ class SubmissionDeleteView(SubmissionChangeView):
             delete_submission(submission=submission, user=request.user)
         except SubmissionRefused:
             return self.page(request, submission, effects=deletion_effects(submission))
-        messages.info(request, f"{name!r} and its answers and scores were deleted.")
+        messages.info(request, _("%(name)s and its answers and scores were deleted.") % {"name": repr(name)})
         return redirect("evaluation:report", pk=pk)
 
 
@@ -344,6 +350,13 @@ def comparison_cells(column: dict) -> dict:
 
 
 OVERLAP_PAGE = 60
+# The overlap page's tabs, in the reader's language (the English ones are OVERLAP_KINDS's).
+OVERLAP_LABELS = {
+    "both_wrong": gettext_lazy("both miss"),
+    "only_b_wrong": gettext_lazy("only B misses"),
+    "only_a_wrong": gettext_lazy("only A misses"),
+    "both_right": gettext_lazy("both right"),
+}
 
 
 class OverlapView(PermissionRequiredMixin, View):
@@ -374,7 +387,7 @@ class OverlapView(PermissionRequiredMixin, View):
             }
             for unit in overlap["shown"]
         ]
-        tabs = [(key, label, overlap["counts"][key]) for key, label in OVERLAP_KINDS]
+        tabs = [(key, OVERLAP_LABELS.get(key, label), overlap["counts"][key]) for key, label in OVERLAP_KINDS]
         return render(
             request,
             "evaluation/overlap.html",
@@ -384,7 +397,7 @@ class OverlapView(PermissionRequiredMixin, View):
                 "b": second,
                 "column": column,
                 "kind": kind,
-                "kind_label": kinds[kind],
+                "kind_label": OVERLAP_LABELS.get(kind, kinds[kind]),
                 "tabs": tabs,
                 "units": shown,
                 "more": max(overlap["total"] - OVERLAP_PAGE, 0),
@@ -437,7 +450,7 @@ class PairwiseExportView(PermissionRequiredMixin, View):
         result = current_pairwise(dataset)
         if result is None:
             return HttpResponse(
-                "A worker is comparing every pair of rows; ask again in a minute.\n",
+                _("A worker is comparing every pair of rows; ask again in a minute.") + "\n",
                 status=202,
                 content_type="text/plain; charset=utf-8",
             )

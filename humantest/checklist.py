@@ -19,6 +19,7 @@ Renderers: `as_markdown`, `as_latex` (an appendix section, every special charact
 
 from __future__ import annotations
 
+import functools
 import json
 import statistics
 from collections import Counter
@@ -28,7 +29,7 @@ from decimal import Decimal
 from typing import Any
 
 from django.db.models import Count, Q
-from django.utils import timezone
+from django.utils import timezone, translation
 
 from evaluation.comparison import CONFIDENCE, RESAMPLES, ComparisonInputError, paired_sample_size
 from evaluation.models import Submission
@@ -99,6 +100,19 @@ FORM_FIELDS: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "materials_link": ("Experimental materials link", "url", ()),
     "code_link": ("Analysis code link", "url", ()),
 }
+
+
+def in_english(function):
+    """Run `function` with English active: the report and the design document go into papers
+    and onto registries in English whatever the reader's interface language (labels the models
+    and trials mark for translation would otherwise come out in it)."""
+
+    @functools.wraps(function)
+    def english(*args, **kwargs):
+        with translation.override("en"):
+            return function(*args, **kwargs)
+
+    return english
 
 
 def answers_of(plan: TestPlan) -> tuple[dict[str, Any], ReportAnswers | None]:
@@ -324,6 +338,7 @@ def interface_facts(plan: TestPlan, trial_rows: list[tuple]) -> dict[str, Any]:
     }
 
 
+@in_english
 def plan_facts(plan: TestPlan) -> dict[str, Any]:
     """Everything Yardstick recorded about a plan that the checklist asks, as JSON-ready values."""
     dataset = plan.dataset
@@ -524,7 +539,7 @@ def plan_facts(plan: TestPlan) -> dict[str, Any]:
         },
         "recruitment": {
             "platforms": platforms,
-            "platform_labels": [EntryLink.Platform(value).label for value in platforms],
+            "platform_labels": [str(EntryLink.Platform(value).label) for value in platforms],
             "invited_testers": plan.testers.count(),
             "arrived": len(participants),
             "consented": sum(1 for session in sessions if session.consented_at),
@@ -596,6 +611,7 @@ DESIGN_LABELS = {
 NOT_COMPARED = {"analysis"}
 
 
+@in_english
 def design_document(plan: TestPlan) -> dict[str, Any]:
     """The plan's design as it stands, without any result: what a pre-registration states."""
     study = Study.objects.filter(plan=plan).first()
@@ -644,6 +660,7 @@ def design_document(plan: TestPlan) -> dict[str, Any]:
     }
 
 
+@in_english
 def record_preregistration(plan: TestPlan, *, user=None) -> Preregistration:
     return Preregistration.objects.create(plan=plan, design=design_document(plan)["design"], created_by=user)
 
@@ -867,6 +884,7 @@ class Filled:
         ]
 
 
+@in_english
 def build_report(plan: TestPlan) -> dict[str, Any]:
     """The checklist's sections in its order, each item answered from the facts or the form."""
     facts = plan_facts(plan)
@@ -1379,6 +1397,7 @@ def md_cell(text: Any) -> str:
     return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\r\n", "\n").replace("\n", "<br>")
 
 
+@in_english
 def as_markdown(report: Mapping[str, Any]) -> str:
     lines = [
         f"# {md_cell(report['title'])}",
@@ -1448,6 +1467,7 @@ def latex_escape(text: Any) -> str:
     return r" \newline ".join(part for part in escaped.split("\n"))
 
 
+@in_english
 def as_latex(report: Mapping[str, Any]) -> str:
     """An appendix section: `\\input` it into a paper whose preamble loads longtable and array."""
     lines = [
@@ -1484,6 +1504,7 @@ def as_latex(report: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+@in_english
 def as_json(report: Mapping[str, Any]) -> str:
     return json.dumps(report, ensure_ascii=False, indent=2, default=str, allow_nan=False) + "\n"
 
@@ -1509,6 +1530,7 @@ def design_value(key: str, value: Any, document: Mapping[str, Any]) -> str:
     return str(value)
 
 
+@in_english
 def design_markdown(document: Mapping[str, Any]) -> str:
     design = document["design"]
     lines = [
@@ -1528,5 +1550,6 @@ def design_markdown(document: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+@in_english
 def design_json(document: Mapping[str, Any]) -> str:
     return json.dumps(document, ensure_ascii=False, indent=2, default=str) + "\n"

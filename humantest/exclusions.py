@@ -21,7 +21,8 @@ from typing import Any
 
 from django.db import transaction
 from django.db.models import Max
-from django.utils import timezone
+from django.utils import timezone, translation
+from django.utils.translation import gettext, gettext_noop, ngettext
 
 from humantest.models import ExclusionRules, TestPlan, TestSession, Trial, tester_label
 from humantest.trials import trial_for
@@ -31,7 +32,9 @@ FINISHED = (Trial.Status.ANSWERED, Trial.Status.TIMED_OUT)
 
 @dataclass(frozen=True)
 class Rule:
-    """One exclusion rule: its field on `ExclusionRules`, how people read it, and its test."""
+    """One exclusion rule: its field on `ExclusionRules`, how people read it, and its test. The label
+    is English (the report and the design document, which go into papers, show it as it is); a page
+    shows it in the reader's language with `gettext(rule.label)`."""
 
     name: str
     label: str
@@ -63,16 +66,22 @@ class TesterFacts:
 
 
 RULES: tuple[Rule, ...] = (
-    Rule("catch_failures", "failed catch trials", lambda facts, k: facts.catch_failed >= k),
+    Rule("catch_failures", gettext_noop("failed catch trials"), lambda facts, k: facts.catch_failed >= k),
     Rule(
         "min_median_s",
-        "too fast (median seconds per trial)",
+        gettext_noop("too fast (median seconds per trial)"),
         lambda facts, t: facts.median_s is not None and facts.median_s < t,
         "s",
     ),
-    Rule("max_hidden_s", "page hidden too long", lambda facts, h: facts.hidden_s > h, "s"),
-    Rule("max_focus_losses", "left the page too often", lambda facts, f: facts.focus_losses > f),
-    Rule("exclude_unfinished", "unfinished session", lambda facts, on: bool(on) and not facts.finished),
+    Rule("max_hidden_s", gettext_noop("page hidden too long"), lambda facts, h: facts.hidden_s > h, "s"),
+    Rule(
+        "max_focus_losses", gettext_noop("left the page too often"), lambda facts, f: facts.focus_losses > f
+    ),
+    Rule(
+        "exclude_unfinished",
+        gettext_noop("unfinished session"),
+        lambda facts, on: bool(on) and not facts.finished,
+    ),
 )
 RULE_NAMES = tuple(rule.name for rule in RULES)
 BY_NAME = {rule.name: rule for rule in RULES}
@@ -100,20 +109,35 @@ def rules_dict(rules: ExclusionRules | None) -> dict[str, Any]:
     return {name: getattr(rules, name) for name in RULE_NAMES}
 
 
-def describe(values: Mapping[str, Any]) -> list[str]:
-    """Each rule that is on, in words: "at least 2 failed catch trials", ..."""
+def describe(values: Mapping[str, Any], *, translated: bool = False) -> list[str]:
+    """Each rule that is on, in words: "failed at least 2 catch trials", ... In English (the report,
+    the design document and the API keep it as it is), or with `translated` in the reader's
+    language (the quality page)."""
+    if not translated:
+        with translation.override(None):  # no catalogue: the English words
+            return describe(values, translated=True)
     words = []
     if values.get("catch_failures") is not None:
         count = values["catch_failures"]
-        words.append(f"failed at least {count} catch trial{'' if count == 1 else 's'}")
+        words.append(
+            ngettext("failed at least %(count)s catch trial", "failed at least %(count)s catch trials", count)
+            % {"count": count}
+        )
     if values.get("min_median_s") is not None:
-        words.append(f"median time per trial under {values['min_median_s']:g} s")
+        words.append(
+            gettext("median time per trial under %(seconds)s s") % {"seconds": f"{values['min_median_s']:g}"}
+        )
     if values.get("max_hidden_s") is not None:
-        words.append(f"page hidden more than {values['max_hidden_s']:g} s in total")
+        words.append(
+            gettext("page hidden more than %(seconds)s s in total")
+            % {"seconds": f"{values['max_hidden_s']:g}"}
+        )
     if values.get("max_focus_losses") is not None:
-        words.append(f"left the page more than {values['max_focus_losses']} times")
+        words.append(
+            gettext("left the page more than %(count)s times") % {"count": values["max_focus_losses"]}
+        )
     if values.get("exclude_unfinished"):
-        words.append("session not finished")
+        words.append(gettext("session not finished"))
     return words
 
 

@@ -5,6 +5,7 @@ from typing import Any
 
 from django import forms
 from django.contrib.auth import get_user_model
+from django.utils.translation import gettext_lazy
 
 from accounts.roles import TESTER
 from benchmarks import registry
@@ -32,7 +33,7 @@ def setting_choices() -> list[tuple[str, list[tuple[str, str]]]]:
 def balance_choices() -> list[tuple[str, Any]]:
     """What a draw can be balanced by, grouped by benchmark, after "No balancing"."""
     return [
-        ("", "No balancing"),
+        ("", gettext_lazy("No balancing")),
         *[
             (spec.title, [(name, field.label) for name, field in trial.balance_fields.items()])
             for spec, trial in trial_specs()
@@ -93,33 +94,55 @@ class TestPlanForm(forms.ModelForm):
     """A plan's choices. `clean` names every broken plan rule beside its field, together with the
     fields' own errors; `plans.create_test_plan`, which the view calls, keeps the same rules."""
 
-    setting = forms.ChoiceField(choices=setting_choices, required=False, widget=ByBenchmarkSelect)
+    setting = forms.ChoiceField(
+        label=gettext_lazy("Setting"), choices=setting_choices, required=False, widget=ByBenchmarkSelect
+    )
     balance_by = forms.ChoiceField(
-        choices=balance_choices, required=False, widget=ByBenchmarkSelect(balancing=True)
+        label=gettext_lazy("Balance by"),
+        choices=balance_choices,
+        required=False,
+        widget=ByBenchmarkSelect(balancing=True),
     )
     practice_items = IdListField(
-        required=False, help_text="Item ids shown as practice, with the answer after each."
+        label=gettext_lazy("Practice items"),
+        required=False,
+        help_text=gettext_lazy("Item ids shown as practice, with the answer after each."),
     )
     fixed_items = IdListField(
-        required=False, help_text="For a fixed draw: the item ids every tester gets, in order."
+        label=gettext_lazy("Fixed items"),
+        required=False,
+        help_text=gettext_lazy("For a fixed draw: the item ids every tester gets, in order."),
     )
     catch_items = IdListField(
+        label=gettext_lazy("Catch items"),
         required=False,
-        help_text="Item ids with a known, obvious answer, mixed in to check attention; never scored.",
+        help_text=gettext_lazy(
+            "Item ids with a known, obvious answer, mixed in to check attention; never scored."
+        ),
     )
 
     class Meta:
         model = TestPlan
         fields = list(PLAN_CHOICES)
         labels = {
-            "time_limit_s": "Time limit (seconds)",
-            "items_per_tester": "Items per tester",
-            "qualify_min_correct": "Practice answers right to qualify",
-            "qualify_rounds": "Practice rounds to qualify in",
-            "catch_count": "Catch trials per tester",
-            "catch_from_easy": "Also use items every tester so far answered right",
+            "name": gettext_lazy("Name"),
+            "dataset": gettext_lazy("Dataset"),
+            "row_label": gettext_lazy("Row label"),
+            "brief": gettext_lazy("Brief"),
+            "guidance": gettext_lazy("Guidance"),
+            "draw": gettext_lazy("Draw"),
+            "seed": gettext_lazy("Seed"),
+            "testers": gettext_lazy("Testers"),
+            "time_limit_s": gettext_lazy("Time limit (seconds)"),
+            "items_per_tester": gettext_lazy("Items per tester"),
+            "qualify_min_correct": gettext_lazy("Practice answers right to qualify"),
+            "qualify_rounds": gettext_lazy("Practice rounds to qualify in"),
+            "catch_count": gettext_lazy("Catch trials per tester"),
+            "catch_from_easy": gettext_lazy("Also use items every tester so far answered right"),
         }
-        help_texts = {"dataset": "The settings and balancing offered below follow its benchmark."}
+        help_texts = {
+            "dataset": gettext_lazy("The settings and balancing offered below follow its benchmark.")
+        }
         widgets = {
             "dataset": DatasetSelect,
             "testers": forms.CheckboxSelectMultiple,

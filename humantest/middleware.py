@@ -3,9 +3,9 @@
 Participants arrive by a study's entry link (humantest/studies.py) and are logged in without a
 password, to an account of the participant kind tied to one plan. Whatever address such a
 browser asks for, it gets its study's pages (its session, its trials, their images), the entry
-link, the language menu and log-out; anything else sends it back to its study (a GET) or is
-refused (any other method). The browser is known by a mark in its session, set at arrival, so
-that nobody else's requests pay for a lookup.
+link, the language menu, the scripts' words (jsi18n) and log-out; anything else sends it back to
+its study (a GET) or is refused (any other method). The browser is known by a mark in its
+session, set at arrival, so that nobody else's requests pay for a lookup.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from humantest.study_views import PARTICIPANT_KEY
 ALLOWED = re.compile(
     r"^/(?:join/[^/]+/|test/sessions/\d+/(?:consent/|practice/|begin/|pause/|resume/)?|"
     r"test/trials/\d+/(?:answer|timeout)/|media/.+|static/.+|favicon\.ico|"
-    r"accounts/logout/|accounts/language/)$"
+    r"accounts/logout/|accounts/language/|jsi18n/)$"
 )
 
 

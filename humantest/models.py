@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 from accounts.inputs import one_line, valid_text
 from benchmarks.models import Dataset, Item
@@ -23,8 +24,8 @@ class TestPlan(models.Model):
     __test__ = False  # not a pytest test class
 
     class Draw(models.TextChoices):
-        RANDOM = "random", "Random per tester (seeded)"
-        FIXED = "fixed", "Fixed list, same for every tester"
+        RANDOM = "random", _("Random per tester (seeded)")
+        FIXED = "fixed", _("Fixed list, same for every tester")
 
     name = models.CharField(max_length=200, validators=[one_line])
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="test_plans")
@@ -32,53 +33,55 @@ class TestPlan(models.Model):
         max_length=16,
         blank=True,
         default="",
-        help_text="One of the benchmark's settings; empty when it has none.",
+        help_text=_("One of the benchmark's settings; empty when it has none."),
     )
     row_label = models.CharField(
         max_length=100,
         default="Human",
         validators=[one_line],
-        help_text="The pooled row's label in the evaluation report.",
+        help_text=_("The pooled row's label in the evaluation report."),
     )
     brief = models.TextField(
-        blank=True, default="", validators=[valid_text], help_text="Shown to testers before they start."
+        blank=True, default="", validators=[valid_text], help_text=_("Shown to testers before they start.")
     )
     guidance = models.TextField(
         blank=True,
         default="",
         validators=[valid_text],
-        help_text="Shown with every practice item's answer (how to read it).",
+        help_text=_("Shown with every practice item's answer (how to read it)."),
     )
     items_per_tester = models.PositiveIntegerField(default=20)
     draw = models.CharField(max_length=16, choices=Draw.choices, default=Draw.RANDOM)
     seed = models.IntegerField(default=0)
     balance_by = models.CharField(
-        max_length=32, blank=True, default="", help_text="Spread the drawn items evenly over this field."
+        max_length=32, blank=True, default="", help_text=_("Spread the drawn items evenly over this field.")
     )
-    fixed_items = models.JSONField(default=list, blank=True, help_text="External ids, for a fixed draw.")
-    practice_items = models.JSONField(default=list, blank=True, help_text="External ids of practice items.")
+    fixed_items = models.JSONField(default=list, blank=True, help_text=_("External ids, for a fixed draw."))
+    practice_items = models.JSONField(
+        default=list, blank=True, help_text=_("External ids of practice items.")
+    )
     time_limit_s = models.PositiveIntegerField(
-        null=True, blank=True, help_text="Seconds per trial; empty for no limit."
+        null=True, blank=True, help_text=_("Seconds per trial; empty for no limit.")
     )
     qualify_min_correct = models.PositiveIntegerField(
         null=True,
         blank=True,
-        help_text="Practice answers a round must get right to go on to the test; empty: no qualification.",
+        help_text=_("Practice answers a round must get right to go on to the test; empty: no qualification."),
     )
     qualify_rounds = models.PositiveIntegerField(
-        default=1, help_text="Practice rounds a tester may take to qualify (with a qualification)."
+        default=1, help_text=_("Practice rounds a tester may take to qualify (with a qualification).")
     )
     catch_items = models.JSONField(
         default=list,
         blank=True,
-        help_text="External ids of catch items: answers known and obvious, never measured.",
+        help_text=_("External ids of catch items: answers known and obvious, never measured."),
     )
     catch_count = models.PositiveIntegerField(
-        default=0, help_text="Catch trials mixed into each tester's test trials, at seeded positions."
+        default=0, help_text=_("Catch trials mixed into each tester's test trials, at seeded positions.")
     )
     catch_from_easy = models.BooleanField(
         default=False,
-        help_text="Also draw catch items from items every tester so far answered right (two or more).",
+        help_text=_("Also draw catch items from items every tester so far answered right (two or more)."),
     )
     testers = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="test_plans", blank=True)
     created_by = models.ForeignKey(
@@ -94,7 +97,7 @@ class TestPlan(models.Model):
         blank=True,
         on_delete=models.SET_NULL,
         related_name="all_testers_plan",
-        help_text="With exclusion rules: every measured tester's row, beside the pooled row of the kept.",
+        help_text=_("With exclusion rules: every measured tester's row, beside the pooled row of the kept."),
     )
 
     class Meta:
@@ -149,12 +152,12 @@ class TestSession(models.Model):
     __test__ = False
 
     class Status(models.TextChoices):
-        BRIEF = "brief", "Not started"
-        PRACTICE = "practice", "Practising"
-        RUNNING = "running", "In progress"
-        PAUSED = "paused", "Paused"
-        FINISHED = "finished", "Finished"
-        SCREENED_OUT = "screened_out", "Screened out"
+        BRIEF = "brief", _("Not started")
+        PRACTICE = "practice", _("Practising")
+        RUNNING = "running", _("In progress")
+        PAUSED = "paused", _("Paused")
+        FINISHED = "finished", _("Finished")
+        SCREENED_OUT = "screened_out", _("Screened out")
 
     plan = models.ForeignKey(TestPlan, on_delete=models.CASCADE, related_name="sessions")
     tester = models.ForeignKey(
@@ -166,15 +169,17 @@ class TestSession(models.Model):
         Submission, null=True, blank=True, on_delete=models.SET_NULL, related_name="test_session"
     )
     created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True, help_text="When the first test trial began.")
+    started_at = models.DateTimeField(null=True, blank=True, help_text=_("When the first test trial began."))
     finished_at = models.DateTimeField(null=True, blank=True)
-    consented_at = models.DateTimeField(null=True, blank=True, help_text="Server time the consent was given.")
-    consent_version = models.PositiveIntegerField(null=True, blank=True, help_text="Which consent text.")
+    consented_at = models.DateTimeField(
+        null=True, blank=True, help_text=_("Server time the consent was given.")
+    )
+    consent_version = models.PositiveIntegerField(null=True, blank=True, help_text=_("Which consent text."))
     declined_at = models.DateTimeField(
-        null=True, blank=True, help_text="Server time the consent was declined."
+        null=True, blank=True, help_text=_("Server time the consent was declined.")
     )
     screened_out_at = models.DateTimeField(
-        null=True, blank=True, help_text="Server time the practice qualification was failed for good."
+        null=True, blank=True, help_text=_("Server time the practice qualification was failed for good.")
     )
 
     class Meta:
@@ -194,40 +199,40 @@ class Trial(models.Model):
         """Practice trials show the answer and count for nothing; test trials are the measurement;
         catch trials are mixed among the test trials, look like them, and only check attention."""
 
-        PRACTICE = "practice", "Practice"
-        TEST = "test", "Test"
-        CATCH = "catch", "Catch"
+        PRACTICE = "practice", _("Practice")
+        TEST = "test", _("Test")
+        CATCH = "catch", _("Catch")
 
     #: The phases of the test's one sequence (numbered together, served in position order).
     SEQUENCE = (Phase.TEST, Phase.CATCH)
 
     class Status(models.TextChoices):
-        WAITING = "waiting", "Not shown yet"
-        SERVED = "served", "Shown"
-        ANSWERED = "answered", "Answered"
-        TIMED_OUT = "timed_out", "Timed out"
+        WAITING = "waiting", _("Not shown yet")
+        SERVED = "served", _("Shown")
+        ANSWERED = "answered", _("Answered")
+        TIMED_OUT = "timed_out", _("Timed out")
 
     session = models.ForeignKey(TestSession, on_delete=models.CASCADE, related_name="trials")
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
     phase = models.CharField(max_length=16, choices=Phase.choices, default=Phase.TEST)
-    round = models.PositiveIntegerField(default=0, help_text="Practice round; 0 for test trials.")
+    round = models.PositiveIntegerField(default=0, help_text=_("Practice round; 0 for test trials."))
     position = models.PositiveIntegerField()
     part = models.PositiveIntegerField(
-        default=0, help_text="Which question of the item (when an item holds several)."
+        default=0, help_text=_("Which question of the item (when an item holds several).")
     )
-    context = models.JSONField(default=dict, blank=True, help_text="What the plan chose, e.g. the camera.")
+    context = models.JSONField(default=dict, blank=True, help_text=_("What the plan chose, e.g. the camera."))
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.WAITING)
     served_at = models.DateTimeField(null=True, blank=True)
     deadline = models.DateTimeField(null=True, blank=True)
     answered_at = models.DateTimeField(null=True, blank=True)
-    answer = models.JSONField(null=True, blank=True, help_text="In the benchmark's prediction format.")
-    result = models.JSONField(default=dict, blank=True, help_text="The metric's row for this trial.")
+    answer = models.JSONField(null=True, blank=True, help_text=_("In the benchmark's prediction format."))
+    result = models.JSONField(default=dict, blank=True, help_text=_("The metric's row for this trial."))
     client = models.JSONField(
-        default=dict, blank=True, help_text="Browser timings (performance.now, ms) and focus events."
+        default=dict, blank=True, help_text=_("Browser timings (performance.now, ms) and focus events.")
     )
     focus_losses = models.PositiveIntegerField(default=0)
     hidden_ms = models.FloatField(
-        default=0, help_text="Milliseconds the page was hidden (Page Visibility) while the trial was open."
+        default=0, help_text=_("Milliseconds the page was hidden (Page Visibility) while the trial was open.")
     )
 
     class Meta:
@@ -270,18 +275,18 @@ class Study(models.Model):
 
     plan = models.OneToOneField(TestPlan, on_delete=models.CASCADE, related_name="study")
     consent_text = models.TextField(
-        blank=True, default="", validators=[valid_text], help_text="Markdown; empty: no consent page."
+        blank=True, default="", validators=[valid_text], help_text=_("Markdown; empty: no consent page.")
     )
     consent_version = models.PositiveIntegerField(
-        default=0, help_text="Bumped on every change of the consent text (0: none yet)."
+        default=0, help_text=_("Bumped on every change of the consent text (0: none yet).")
     )
-    opens_at = models.DateTimeField(null=True, blank=True, help_text="Empty: open now.")
-    closes_at = models.DateTimeField(null=True, blank=True, help_text="Empty: until it is full.")
+    opens_at = models.DateTimeField(null=True, blank=True, help_text=_("Empty: open now."))
+    closes_at = models.DateTimeField(null=True, blank=True, help_text=_("Empty: until it is full."))
     participant_cap = models.PositiveIntegerField(
-        null=True, blank=True, help_text="At most this many participants (returned ones free their place)."
+        null=True, blank=True, help_text=_("At most this many participants (returned ones free their place).")
     )
     idle_limit_s = models.PositiveIntegerField(
-        default=3600, help_text="A participant silent this long has returned (abandoned) the study."
+        default=3600, help_text=_("A participant silent this long has returned (abandoned) the study.")
     )
     completion_code = models.CharField(max_length=64, blank=True, default="", validators=[one_line])
     completion_url = models.URLField(max_length=500, blank=True, default="")
@@ -292,44 +297,48 @@ class Study(models.Model):
     currency = models.CharField(max_length=3, default="GBP", validators=[one_line])
     base_pay = models.DecimalField(max_digits=8, decimal_places=2, default=0)
     bonus_per_correct = models.DecimalField(
-        max_digits=8, decimal_places=2, default=0, help_text="Paid per correct test trial."
+        max_digits=8, decimal_places=2, default=0, help_text=_("Paid per correct test trial.")
     )
     bonus_threshold = models.FloatField(
-        null=True, blank=True, help_text="An accuracy (0 to 1) at or above which `bonus_above` is paid."
+        null=True, blank=True, help_text=_("An accuracy (0 to 1) at or above which `bonus_above` is paid.")
     )
     bonus_above = models.DecimalField(max_digits=8, decimal_places=2, default=0)
     bonus_cap = models.DecimalField(
-        max_digits=8, decimal_places=2, null=True, blank=True, help_text="The most bonus one person gets."
+        max_digits=8, decimal_places=2, null=True, blank=True, help_text=_("The most bonus one person gets.")
     )
     # Stopping for precision (optional): stop taking participants once the human-vs-model paired
     # interval is narrow enough, or the planned number of kept finishers is reached.
     stop_against = models.CharField(
         max_length=200, blank=True, default="", validators=[one_line],
-        help_text="The report row (a model) whose paired interval with the Human row is watched.",
+        help_text=_("The report row (a model) whose paired interval with the Human row is watched."),
     )  # fmt: skip
     stop_metric = models.CharField(
         max_length=32,
         blank=True,
         default="",
-        help_text="The report column watched; empty: the benchmark's headline.",
+        help_text=_("The report column watched; empty: the benchmark's headline."),
     )
     stop_width = models.FloatField(
-        null=True, blank=True, help_text="Stop once the 95% interval of the difference is at most this wide."
+        null=True,
+        blank=True,
+        help_text=_("Stop once the 95 percent interval of the difference is at most this wide."),
     )
     planned_participants = models.PositiveIntegerField(
-        null=True, blank=True, help_text="Stop once this many kept participants have finished."
+        null=True, blank=True, help_text=_("Stop once this many kept participants have finished.")
     )
     precision_width = models.FloatField(
-        null=True, blank=True, help_text="The interval's width, last computed."
+        null=True, blank=True, help_text=_("The interval's width, last computed.")
     )
-    precision_note = models.CharField(max_length=300, blank=True, default="", help_text="Why no width yet.")
+    precision_note = models.CharField(
+        max_length=300, blank=True, default="", help_text=_("Why no width yet.")
+    )
     precision_at = models.DateTimeField(null=True, blank=True)
-    stopped_at = models.DateTimeField(null=True, blank=True, help_text="When a stopping rule was met.")
+    stopped_at = models.DateTimeField(null=True, blank=True, help_text=_("When a stopping rule was met."))
     stopped_because = models.CharField(max_length=300, blank=True, default="")
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        verbose_name_plural = "studies"
+        verbose_name_plural = _("studies")
 
     def __str__(self) -> str:
         return f"study of {self.plan}"
@@ -359,13 +368,13 @@ class EntryLink(models.Model):
 
     class Platform(models.TextChoices):
         PROLIFIC = "prolific", "Prolific"
-        MTURK = "mturk", "Amazon Mechanical Turk"
-        LAB = "lab", "A list of participant ids (lab)"
+        MTURK = "mturk", _("Amazon Mechanical Turk")
+        LAB = "lab", _("A list of participant ids (lab)")
 
     plan = models.ForeignKey(TestPlan, on_delete=models.CASCADE, related_name="entry_links")
     platform = models.CharField(max_length=16, choices=Platform.choices)
     token = models.CharField(max_length=64, unique=True)
-    lab_ids = models.JSONField(default=list, blank=True, help_text="For a lab list: the ids it admits.")
+    lab_ids = models.JSONField(default=list, blank=True, help_text=_("For a lab list: the ids it admits."))
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -384,22 +393,24 @@ class Participant(models.Model):
     account (of the participant kind: it opens this plan's pages and nothing else) and session."""
 
     class Status(models.TextChoices):
-        ARRIVED = "arrived", "Arrived"
-        CONSENTED = "consented", "Consented"
-        DECLINED = "declined", "Declined consent"
-        SCREENED_OUT = "screened_out", "Screened out"
-        FINISHED = "finished", "Finished"
-        RETURNED = "returned", "Returned (abandoned)"
+        ARRIVED = "arrived", _("Arrived")
+        CONSENTED = "consented", _("Consented")
+        DECLINED = "declined", _("Declined consent")
+        SCREENED_OUT = "screened_out", _("Screened out")
+        FINISHED = "finished", _("Finished")
+        RETURNED = "returned", _("Returned (abandoned)")
 
     plan = models.ForeignKey(TestPlan, on_delete=models.CASCADE, related_name="participants")
     link = models.ForeignKey(EntryLink, on_delete=models.PROTECT, related_name="participants")
     platform = models.CharField(max_length=16, choices=EntryLink.Platform.choices)
-    external_id = models.CharField(max_length=200, help_text="PROLIFIC_PID, workerId or the lab id.")
+    external_id = models.CharField(max_length=200, help_text=_("PROLIFIC_PID, workerId or the lab id."))
     attempt_id = models.CharField(
-        max_length=200, blank=True, default="", help_text="This attempt's SESSION_ID or assignmentId."
+        max_length=200, blank=True, default="", help_text=_("This attempt's SESSION_ID or assignmentId.")
     )
-    platform_study = models.CharField(max_length=200, blank=True, default="", help_text="STUDY_ID or hitId.")
-    return_to = models.URLField(max_length=500, blank=True, default="", help_text="MTurk's turkSubmitTo.")
+    platform_study = models.CharField(
+        max_length=200, blank=True, default="", help_text=_("STUDY_ID or hitId.")
+    )
+    return_to = models.URLField(max_length=500, blank=True, default="", help_text=_("MTurk's turkSubmitTo."))
     resume_code = models.CharField(max_length=32)
     user = models.OneToOneField(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="participant"
@@ -412,7 +423,7 @@ class Participant(models.Model):
     last_seen_at = models.DateTimeField()
     finished_at = models.DateTimeField(null=True, blank=True)
     returned_at = models.DateTimeField(null=True, blank=True)
-    code_shown_at = models.DateTimeField(null=True, blank=True, help_text="When the code was first shown.")
+    code_shown_at = models.DateTimeField(null=True, blank=True, help_text=_("When the code was first shown."))
 
     class Meta:
         ordering = ["plan", "arrived_at"]
@@ -436,7 +447,9 @@ class PaymentBatch(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     created_at = models.DateTimeField(auto_now_add=True)
-    rule = models.JSONField(default=dict, help_text="The pay rule as it stood: base, bonus, cap, currency.")
+    rule = models.JSONField(
+        default=dict, help_text=_("The pay rule as it stood: base, bonus, cap, currency.")
+    )
 
     class Meta:
         ordering = ["plan", "number"]
@@ -456,7 +469,7 @@ class Payment(models.Model):
     correct = models.PositiveIntegerField()
     trials = models.PositiveIntegerField()
     seconds = models.FloatField(
-        null=True, blank=True, help_text="Server-clock seconds from arrival to finish."
+        null=True, blank=True, help_text=_("Server-clock seconds from arrival to finish.")
     )
 
     class Meta:
@@ -477,24 +490,28 @@ class ExclusionRules(models.Model):
     plan = models.ForeignKey(TestPlan, on_delete=models.CASCADE, related_name="exclusion_rules")
     version = models.PositiveIntegerField()
     catch_failures = models.PositiveIntegerField(
-        null=True, blank=True, help_text="Exclude a tester who fails at least this many catch trials."
+        null=True, blank=True, help_text=_("Exclude a tester who fails at least this many catch trials.")
     )
     min_median_s = models.FloatField(
-        null=True, blank=True, help_text="Exclude a tester whose median seconds per test trial is under this."
+        null=True,
+        blank=True,
+        help_text=_("Exclude a tester whose median seconds per test trial is under this."),
     )
     max_hidden_s = models.FloatField(
-        null=True, blank=True, help_text="Exclude a tester whose page was hidden longer than this in total."
+        null=True,
+        blank=True,
+        help_text=_("Exclude a tester whose page was hidden longer than this in total."),
     )
     max_focus_losses = models.PositiveIntegerField(
-        null=True, blank=True, help_text="Exclude a tester who left the page more often than this."
+        null=True, blank=True, help_text=_("Exclude a tester who left the page more often than this.")
     )
-    exclude_unfinished = models.BooleanField(default=True, help_text="Exclude sessions not finished.")
+    exclude_unfinished = models.BooleanField(default=True, help_text=_("Exclude sessions not finished."))
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     created_at = models.DateTimeField(auto_now_add=True)
     fixed_at = models.DateTimeField(
-        null=True, blank=True, help_text="When the first tester started: later changes make a new version."
+        null=True, blank=True, help_text=_("When the first tester started: later changes make a new version.")
     )
 
     class Meta:
@@ -524,7 +541,7 @@ class Preregistration(models.Model):
     """The plan's design as exported before data collection; the report compares what ran with it."""
 
     plan = models.ForeignKey(TestPlan, on_delete=models.CASCADE, related_name="preregistrations")
-    design = models.JSONField(help_text="The design document's facts, as exported.")
+    design = models.JSONField(help_text=_("The design document's facts, as exported."))
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

@@ -12,6 +12,8 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.safestring import mark_safe
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods
 
 from accounts import inputs
@@ -21,6 +23,18 @@ from humantest import exclusions, selectors
 from humantest.models import TestPlan, Trial
 from humantest.tasks import schedule_pooled
 from humantest.trials import trial_for
+
+#: A tester's status under the rules, as the page shows it (the CSV keeps the English word).
+STATUS_WORDS = {
+    "kept": gettext_lazy("kept"),
+    "excluded": gettext_lazy("excluded"),
+    "screened out": gettext_lazy("screened out"),
+    "counted": gettext_lazy("counted"),
+}
+
+
+def shown_status(status: str) -> str:
+    return str(STATUS_WORDS.get(status, status))
 
 
 def visible_plan(request, pk: int) -> TestPlan:
@@ -58,16 +72,18 @@ def tester_rows(plan: TestPlan, quality: dict) -> list[dict]:
     for facts in quality["facts"]:
         low, high = wilson_interval(facts.correct, facts.trials) if facts.trials else (None, None)
         outcome = current[facts.session]
+        status = outcome.status if quality["has_rules"] or outcome.status != "kept" else "counted"
         rows.append(
             {
                 "facts": facts,
                 "low": low,
                 "high": high,
-                "status": outcome.status if quality["has_rules"] or outcome.status != "kept" else "counted",
-                "reasons": [exclusions.BY_NAME[name].label for name in outcome.reasons],
+                "status": status,
+                "shown_status": shown_status(status),
+                "reasons": [_(exclusions.BY_NAME[name].label) for name in outcome.reasons],
                 "reason_names": list(outcome.reasons),
                 "versions": [
-                    (number, outcomes[facts.session].status, outcomes[facts.session].reasons)
+                    (number, shown_status(outcomes[facts.session].status), outcomes[facts.session].reasons)
                     for number, outcomes in by_version
                 ],
             }
@@ -82,7 +98,13 @@ def plot_svg(plan: TestPlan, quality: dict) -> str:
         for outcome in quality["current"]["outcomes"]
         if outcome.status != "screened out" and outcome.facts.median_s is not None and outcome.facts.trials
     ]
-    return accuracy_against_time(points, fastest=rules.get("min_median_s"))
+    labels = {
+        "x": _("median seconds per trial"),
+        "y": _("accuracy"),
+        "kept": _("kept"),
+        "excluded": _("excluded"),
+    }
+    return accuracy_against_time(points, fastest=rules.get("min_median_s"), labels=labels)
 
 
 @permission_required("humantest.view_results", raise_exception=True)
@@ -100,19 +122,30 @@ def quality_page(request, pk: int):
             before = exclusions.current_rules(plan)
             rules = exclusions.save_rules(plan, raw, user=request.user)
         except exclusions.RulesRefused as refused:
-            messages.error(request, f"Nothing changed: {refused.field}: {refused.message}.")
+            messages.error(
+                request,
+                _("Nothing changed: %(field)s: %(message)s.")
+                % {"field": refused.field, "message": refused.message},
+            )
             return redirect("humantest:quality", pk=plan.pk)
         if before is not None and rules.version != before.version:
             messages.success(
                 request,
-                f"Saved as version {rules.version}: version {before.version} was fixed when the first "
-                "tester started, and its numbers stay below.",
+                _(
+                    "Saved as version %(version)s: version %(before)s was fixed when the first tester "
+                    "started, and its numbers stay below."
+                )
+                % {"version": rules.version, "before": before.version},
             )
         else:
-            messages.success(request, f"Exclusion rules saved (version {rules.version}).")
+            messages.success(
+                request, _("Exclusion rules saved (version %(version)s).") % {"version": rules.version}
+            )
         schedule_pooled(plan.pk)  # the pooled row counts the testers the new rules keep
         return redirect("humantest:quality", pk=plan.pk)
     quality = exclusions.plan_quality(plan)
+    for version in [*quality["versions"], quality["current"]]:  # the rules in the reader's words
+        version["described"] = exclusions.describe(version["rules"], translated=True)
     current_rules = exclusions.current_rules(plan)
     return render(
         request,

@@ -19,6 +19,8 @@ from django.db import transaction
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts import inputs
@@ -53,7 +55,9 @@ class CheckedText(forms.CharField):
 class CheckedLink(CheckedText):
     """An http(s) address, on one line (javascript:, data: and other schemes are refused)."""
 
-    default_validators = [URLValidator(schemes=["http", "https"], message="enter an http or https address")]
+    default_validators = [
+        URLValidator(schemes=["http", "https"], message=gettext_lazy("enter an http or https address"))
+    ]
 
     def __init__(self, **kwargs) -> None:
         super().__init__(single_line=True, **kwargs)
@@ -79,7 +83,7 @@ class ReportAnswersForm(forms.Form):
                 field = forms.IntegerField(min_value=1900, max_value=2100)
             elif kind == "choice":
                 field = forms.ChoiceField(
-                    choices=[("", "— not answered")] + [(value, value) for value in choices]
+                    choices=[("", _("— not answered"))] + [(value, value) for value in choices]
                 )
             else:
                 field = forms.MultipleChoiceField(
@@ -140,19 +144,18 @@ def report_page(request, pk: int):
                 current = ReportAnswers.objects.select_for_update().filter(plan=plan).first()
                 sent = form.cleaned_data.get("updated_at") or ""
                 if current is not None and sent != current.updated_at.isoformat():
-                    who = current.updated_by.username if current.updated_by else "someone"
-                    stale = (
-                        f"These answers were saved by {who} at {current.updated_at:%Y-%m-%d %H:%M:%S} (UTC), "
-                        "after this page was opened: nothing was saved. Reload the page to see them, "
-                        "then make your changes again."
-                    )
+                    who = current.updated_by.username if current.updated_by else _("someone")
+                    stale = _(
+                        "These answers were saved by %(who)s at %(when)s (UTC), after this page was opened: "
+                        "nothing was saved. Reload the page to see them, then make your changes again."
+                    ) % {"who": who, "when": f"{current.updated_at:%Y-%m-%d %H:%M:%S}"}
                 else:
                     current = current or ReportAnswers(plan=plan)
                     current.answers = form.answers()
                     current.updated_by = request.user
                     current.save()
             if stale is None:
-                messages.success(request, "The report's answers are saved.")
+                messages.success(request, _("The report's answers are saved."))
                 return redirect("humantest:report", pk=plan.pk)
             status = 409
     report = checklist.build_report(plan)
@@ -190,11 +193,14 @@ def preregistration(request, pk: int):
     plan = owned_plan(request, pk)
     registration = checklist.record_preregistration(plan, user=request.user)
     started = plan.sessions.exclude(started_at=None).exists()
-    messages.success(
-        request,
-        f"Pre-registration recorded at {registration.created_at:%Y-%m-%d %H:%M:%S} (UTC)"
-        + (": testers had already started, and the report says so." if started else ", before any data."),
-    )
+    when = {"when": f"{registration.created_at:%Y-%m-%d %H:%M:%S}"}
+    if started:
+        recorded = _(
+            "Pre-registration recorded at %(when)s (UTC): testers had already started, and the report says so."
+        )
+    else:
+        recorded = _("Pre-registration recorded at %(when)s (UTC), before any data.")
+    messages.success(request, recorded % when)
     return redirect(reverse("humantest:report", args=[plan.pk]) + "#preregistration")
 
 

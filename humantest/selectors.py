@@ -12,6 +12,7 @@ from django.core.cache import cache
 from django.db.models import Count, F, Q, QuerySet
 from django.db.models.functions import Coalesce
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from benchmarks.models import Item
 from evaluation.models import Prediction
@@ -222,7 +223,7 @@ def plan_results(plan: TestPlan) -> dict[str, Any]:
     for trial in trials:
         by_tester.setdefault(tester_label(trial.session.tester), []).append(trial)
     testers = [tester_result(name, rows, trial_type) for name, rows in by_tester.items()]
-    pooled = tester_result(f"{plan.row_label} (pooled)", trials, trial_type)
+    pooled = tester_result(_("%(label)s (pooled)") % {"label": plan.row_label}, trials, trial_type)
     sessions = list(
         plan.sessions.select_related("tester__participant", "submission").order_by("tester__username")
     )
@@ -247,7 +248,7 @@ def item_difficulty(trials: list[Trial], trial_type: BenchmarkTrial) -> list[dic
     by_unit: dict[tuple[int, int], list[Trial]] = {}
     for trial in trials:
         by_unit.setdefault((trial.item_id, trial.part), []).append(trial)
-    items = {item.pk: item for item in Item.objects.filter(pk__in={item_id for item_id, _ in by_unit})}
+    items = {item.pk: item for item in Item.objects.filter(pk__in={item_id for item_id, _part in by_unit})}
     rows = []
     for (item_id, part), unit_trials in by_unit.items():
         right = sum(1 for trial in unit_trials if trial_figures(trial, trial_type)["correct"])

@@ -17,6 +17,7 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.dateparse import parse_datetime
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts import inputs
@@ -47,7 +48,7 @@ def join(request, token: str):
     link = EntryLink.objects.select_related("plan__dataset").filter(token=token).first()
     if link is None or link.revoked_at is not None:
         refusal = studies.StudyRefused(
-            "revoked", "This study link is not (or no longer) in use: ask for the current one."
+            "revoked", _("This study link is not (or no longer) in use: ask for the current one.")
         )
         return join_refused(request, None, refusal, 404)
     try:
@@ -94,7 +95,7 @@ def consent(request, pk: int):
         try:
             version = inputs.object_id(request.POST.get("version"), "version")
             if version is None:
-                raise inputs.InputRefused("version", "say which consent text you read")
+                raise inputs.InputRefused("version", _("say which consent text you read"))
             studies.give_consent(session, version)
         except (inputs.InputRefused, studies.StudyRefused) as problem:
             messages.error(request, problem.message)
@@ -182,7 +183,11 @@ def parse_when(value: str, field: str):
     except ValueError:
         when = None
     if when is None:
-        raise studies.StudyRefused("field", "expected a date and time such as 2026-12-01T09:00", field)
+        raise studies.StudyRefused(
+            "field",
+            _("expected a date and time such as %(example)s") % {"example": "2026-12-01T09:00"},
+            field,
+        )
     from django.utils import timezone
 
     return when if timezone.is_aware(when) else timezone.make_aware(when)
@@ -201,7 +206,7 @@ def study_page(request, pk: int):
         try:
             if action == "settings":
                 studies.update_study(plan, **settings_from(request.POST))
-                messages.success(request, "Study settings saved.")
+                messages.success(request, _("Study settings saved."))
             elif action == "open":
                 link = studies.open_link(
                     plan,
@@ -209,29 +214,34 @@ def study_page(request, pk: int):
                     created_by=request.user,
                     lab_ids=request.POST.get("lab_ids", ""),
                 )
-                messages.success(request, f"A new {link.get_platform_display()} link is open.")
+                messages.success(
+                    request, _("A new %(platform)s link is open.") % {"platform": link.get_platform_display()}
+                )
             elif action == "revoke":
                 link = get_object_or_404(
                     EntryLink, plan=plan, pk=inputs.object_id(request.POST.get("link"), "link") or 0
                 )
                 studies.revoke_link(link)
                 messages.success(
-                    request, f"The {link.get_platform_display()} link is revoked: nobody new arrives by it."
+                    request,
+                    _("The %(platform)s link is revoked: nobody new arrives by it.")
+                    % {"platform": link.get_platform_display()},
                 )
             elif action == "pay":
                 batch = payments.new_batch(plan, created_by=request.user)
                 if batch is None:
                     messages.info(
                         request,
-                        "Nobody is waiting to be paid: every finished participant is in a batch already.",
+                        _("Nobody is waiting to be paid: every finished participant is in a batch already."),
                     )
                 else:
                     messages.success(
                         request,
-                        f"Batch {batch.number}: {batch.payments.count()} participants, ready to download.",
+                        _("Batch %(number)s: %(count)s participants, ready to download.")
+                        % {"number": batch.number, "count": batch.payments.count()},
                     )
             else:
-                raise studies.StudyRefused("field", "no such action", "action")
+                raise studies.StudyRefused("field", _("no such action"), "action")
         except (studies.StudyRefused, inputs.InputRefused) as error:
             problem = {"field": error.field, "message": error.message}
         else:
@@ -301,7 +311,10 @@ def testers_page(request, pk: int):
         try:
             if request.POST.get("action") == "remove":
                 removed = invitations.remove_testers(plan, request.POST.getlist("tester"))
-                messages.success(request, f"{removed} tester(s) removed: they can no longer open this test.")
+                messages.success(
+                    request,
+                    _("%(count)s tester(s) removed: they can no longer open this test.") % {"count": removed},
+                )
                 return redirect("humantest:testers", pk=plan.pk)
             upload = request.FILES.get("file")
             uploaded = upload.read(2_000_001).decode("utf-8", "replace") if upload is not None else ""

@@ -18,6 +18,8 @@ from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.templatetags.static import static
 from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts import inputs
@@ -37,12 +39,12 @@ def own_session(request, pk: int) -> TestSession:
     still invited (a tester taken off a plan cannot go on)."""
     session = get_object_or_404(TestSession.objects.select_related("plan__dataset"), pk=pk)
     if session.tester_id != request.user.pk:
-        raise PermissionDenied("this is another tester's session")
+        raise PermissionDenied(_("this is another tester's session"))
     if (
         not Participant.objects.filter(session=session).exists()
         and not session.plan.testers.filter(pk=request.user.pk).exists()
     ):
-        raise PermissionDenied("you are no longer invited to this test")
+        raise PermissionDenied(_("you are no longer invited to this test"))
     return session
 
 
@@ -61,11 +63,11 @@ def my_tests(request):
 def start(request, plan_pk: int):
     plan = get_object_or_404(TestPlan.objects.select_related("dataset"), pk=plan_pk)
     if not plan.testers.filter(pk=request.user.pk).exists():
-        raise PermissionDenied("you are not invited to this test")
+        raise PermissionDenied(_("you are not invited to this test"))
     try:
         session = sessions.start_session(plan, request.user)
     except PlanProblem as problem:
-        messages.error(request, f"This test cannot start: {problem}")
+        messages.error(request, _("This test cannot start: %(problem)s") % {"problem": problem})
         return redirect("humantest:my-tests")
     return redirect("humantest:session", pk=session.pk)
 
@@ -92,7 +94,9 @@ def session_page(request, pk: int):
     if session.status in (TestSession.Status.PRACTICE, TestSession.Status.RUNNING):
         trial, expired = clock.serve_current_trial(session)
         for closed in expired:
-            messages.warning(request, f"Trial {closed.position + 1} ran out of time while you were away.")
+            messages.warning(
+                request, _("Trial %(n)s ran out of time while you were away.") % {"n": closed.position + 1}
+            )
         if trial is not None:
             return trial_page(request, session, trial)
     if session.status == TestSession.Status.PRACTICE:
@@ -170,7 +174,7 @@ def begin(request, pk: int):
         try:
             sessions.begin_test(session)
         except sessions.TrialClosed as problem:
-            messages.error(request, f"Not yet: {problem}.")
+            messages.error(request, _("Not yet: %(problem)s.") % {"problem": problem})
     return redirect("humantest:session", pk=pk)
 
 
@@ -178,7 +182,7 @@ def begin(request, pk: int):
 @require_POST
 def pause(request, pk: int):
     sessions.pause(own_session(request, pk))
-    messages.info(request, "Paused. Come back to this page when you want to go on.")
+    messages.info(request, _("Paused. Come back to this page when you want to go on."))
     return redirect("humantest:my-tests")
 
 
@@ -284,7 +288,11 @@ def plan_new(request):
     source = selectors.plans_for_researcher(request.user).filter(pk=copied).first() if copied else None
     if source is not None:
         initial = {field: getattr(source, field) for field in TestPlanForm.Meta.fields if field != "testers"}
-        initial.update(name=f"{source.name} (copy)", row_label="", testers=list(source.testers.all()))
+        initial.update(
+            name=_("%(name)s (copy)") % {"name": source.name},
+            row_label="",
+            testers=list(source.testers.all()),
+        )
     form = TestPlanForm(request.POST or None, initial=initial, user=request.user)
     if request.method == "POST" and form.is_valid():
         try:
@@ -294,14 +302,12 @@ def plan_new(request):
                 form.add_error(field, message)
             return render(request, "humantest/plan_form.html", {"form": form})
         messages.success(
-            request, f"Test plan “{plan.name}” created; invited testers see it on their home page."
+            request,
+            _("Test plan “%(name)s” created; invited testers see it on their home page.")
+            % {"name": plan.name},
         )
         return redirect("humantest:plan-results", pk=plan.pk)
     return render(request, "humantest/plan_form.html", {"form": form, "power": power_planning(request.GET)})
-
-
-def counted(count: int, noun: str) -> str:
-    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 def power_planning(query) -> dict:
@@ -318,13 +324,13 @@ def power_planning(query) -> dict:
         human, model = float(values["human"]), float(values["model"])
         alpha, power, per_tester = float(values["alpha"]), float(values["power"]), int(values["per_tester"])
         if per_tester < 1:
-            raise ValueError("items per tester must be at least 1")
+            raise ValueError(_("items per tester must be at least 1"))
         units = paired_sample_size(human, model, alpha=alpha, power=power)
     except (ValueError, ComparisonInputError) as error:
         result["error"] = str(error)
         return result
     if units is None:
-        result["error"] = "the two accuracies are equal: no number of items detects no gap"
+        result["error"] = _("the two accuracies are equal: no number of items detects no gap")
         return result
     result.update(units=units, testers=-(-units // per_tester))
     return result
@@ -366,9 +372,9 @@ def plan_results(request, pk: int):
             + urlencode(
                 {
                     "dataset": plan.dataset.pk,
-                    "name": f"Items every tester failed in {plan.name}",
+                    "name": _("Items every tester failed in %(name)s") % {"name": plan.name},
                     "items": ",".join(str(pk) for pk in flagged),
-                    "source": f"every tester failed them in test plan “{plan.name}”",
+                    "source": _("every tester failed them in test plan “%(name)s”") % {"name": plan.name},
                 }
             )
         )
@@ -393,20 +399,28 @@ def plan_delete(request, pk: int):
     """GET: what deleting the plan takes with it, and a button; POST: delete it (a plan the
     researcher cannot see is a 404, as on its page)."""
     plan = get_object_or_404(selectors.plans_for_researcher(request.user), pk=pk)
-    if problem := ownership_problem(request.user, plan, f"test plan “{plan.name}”"):
+    if problem := ownership_problem(request.user, plan, _("test plan “%(name)s”") % {"name": plan.name}):
         raise PermissionDenied(problem)
     if request.method == "POST":
         taken = selectors.what_deleting_takes(plan)
         name, dataset = plan.name, str(plan.dataset)
         delete_test_plan(plan)
-        gone = (
-            f"; its row “{taken['pooled'].name}” is gone from {dataset}’s report" if taken["pooled"] else ""
-        )
-        messages.success(
-            request,
-            f"Test plan “{name}” deleted with {counted(len(taken['sessions']), 'tester session')} "
-            f"and {counted(taken['trials'], 'trial')}{gone}.",
-        )
+        sessions_count, trials_count = len(taken["sessions"]), taken["trials"]
+        values = {
+            "name": name,
+            "sessions": ngettext("%(count)s tester session", "%(count)s tester sessions", sessions_count)
+            % {"count": sessions_count},
+            "trials": ngettext("%(count)s trial", "%(count)s trials", trials_count) % {"count": trials_count},
+        }
+        if taken["pooled"]:
+            values.update(row=taken["pooled"].name, dataset=dataset)
+            text = _(
+                "Test plan “%(name)s” deleted with %(sessions)s and %(trials)s; "
+                "its row “%(row)s” is gone from %(dataset)s’s report."
+            )
+        else:
+            text = _("Test plan “%(name)s” deleted with %(sessions)s and %(trials)s.")
+        messages.success(request, text % values)
         return redirect("humantest:plan-list")
     return render(
         request, "humantest/plan_delete.html", {"plan": plan, **selectors.what_deleting_takes(plan)}

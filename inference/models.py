@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 from benchmarks.models import BenchmarkNamed, Dataset
 from benchmarks.storage import uploads
@@ -19,30 +20,37 @@ from evaluation.models import Submission
 
 class ModelRun(BenchmarkNamed, models.Model):
     class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        FINISHED = "finished", "Finished"
-        FAILED = "failed", "Failed"
-        CANCELLED = "cancelled", "Cancelled"
+        QUEUED = "queued", _("Queued")
+        RUNNING = "running", _("Running")
+        FINISHED = "finished", _("Finished")
+        FAILED = "failed", _("Failed")
+        CANCELLED = "cancelled", _("Cancelled")
 
     class Device(models.TextChoices):
-        AUTO = "auto", "GPU if the worker has one, else CPU"
-        CPU = "cpu", "CPU"
-        CUDA = "cuda", "GPU (CUDA)"
+        AUTO = "auto", _("GPU if the worker has one, else CPU")
+        CPU = "cpu", _("CPU")
+        CUDA = "cuda", _("GPU (CUDA)")
 
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="model_runs")
-    baseline = models.CharField(max_length=64, help_text="The baseline's name, as its benchmark declares it.")
+    baseline = models.CharField(
+        max_length=64, help_text=_("The baseline's name, as its benchmark declares it.")
+    )
     setting = models.CharField(max_length=32, blank=True, default="")
     device = models.CharField(max_length=8, choices=Device.choices, default=Device.AUTO)
-    used_device = models.CharField(max_length=32, blank=True, default="", help_text="What the worker ran on.")
+    used_device = models.CharField(
+        max_length=32, blank=True, default="", help_text=_("What the worker ran on.")
+    )
     batch_size = models.PositiveIntegerField(default=32)
     seed = models.IntegerField(default=0)
     checkpoint = models.CharField(
-        max_length=500, blank=True, default="", help_text="The checkpoint file (learned baselines), as given."
+        max_length=500,
+        blank=True,
+        default="",
+        help_text=_("The checkpoint file (learned baselines), as given."),
     )
     checkpoint_sha256 = models.CharField(max_length=64, blank=True, default="")
     code_version = models.CharField(max_length=64, blank=True, default="")
-    parameters = models.JSONField(default=dict, blank=True, help_text="What the baseline says of itself.")
+    parameters = models.JSONField(default=dict, blank=True, help_text=_("What the baseline says of itself."))
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     stage = models.CharField(max_length=100, blank=True, default="")
     done = models.PositiveIntegerField(default=0)
@@ -57,9 +65,9 @@ class ModelRun(BenchmarkNamed, models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="model_runs"
     )
     created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True, help_text="When a worker took the run.")
+    started_at = models.DateTimeField(null=True, blank=True, help_text=_("When a worker took the run."))
     heartbeat_at = models.DateTimeField(
-        null=True, blank=True, help_text="The last sign of life from the worker."
+        null=True, blank=True, help_text=_("The last sign of life from the worker.")
     )
     finished_at = models.DateTimeField(null=True, blank=True)
 

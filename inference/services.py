@@ -23,7 +23,7 @@ from django.conf import settings
 from django.core.cache import cache
 from django.core.files.base import ContentFile
 from django.db import transaction
-from django.utils import timezone
+from django.utils import timezone, translation
 
 from benchmarks.models import Dataset
 from benchmarks.services import beating
@@ -228,7 +228,8 @@ def fail_lost_runs() -> list[int]:
 def finish(run: ModelRun, status: str, *, error: str = "", stage: str = "") -> None:
     run.status = status
     run.error = error[:5000]
-    run.stage = stage or run.get_status_display().lower()
+    with translation.override("en"):  # a stored stage is the same whoever's request ended the run
+        run.stage = stage or str(run.get_status_display()).lower()
     run.finished_at = timezone.now()
     run.save(update_fields=["status", "error", "stage", "finished_at"])
 

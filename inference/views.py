@@ -7,6 +7,8 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, JsonResponse
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 from django.views.decorators.http import require_POST
 
 from accounts.inputs import InputRefused, object_id
@@ -15,6 +17,15 @@ from inference import selectors, services
 from inference.forms import RunForm
 from inference.models import ModelRun
 from inference.serializers import ModelRunSerializer
+
+#: ModelRun.Status's labels, for the catalogue: the pages show `get_status_display` translated.
+STATUS_WORDS = (
+    gettext_noop("Queued"),
+    gettext_noop("Running"),
+    gettext_noop("Finished"),
+    gettext_noop("Failed"),
+    gettext_noop("Cancelled"),
+)
 
 
 def visible_run(request, pk: int) -> ModelRun:
@@ -61,7 +72,11 @@ def run_new(request):
         except services.RunRefused as error:
             form.add_error(None, str(error))
         else:
-            messages.info(request, f"Model run {run.pk} queued: {run.baseline} on {run.dataset}.")
+            messages.info(
+                request,
+                _("Model run %(run)s queued: %(baseline)s on %(dataset)s.")
+                % {"run": run.pk, "baseline": run.baseline, "dataset": run.dataset},
+            )
             return redirect("inference:run", pk=run.pk)
     baselines = [
         {"value": f"{benchmark}:{baseline.name}", "benchmark": benchmark, "baseline": baseline}
@@ -100,8 +115,8 @@ def run_cancel(request, pk: int):
     run = visible_run(request, pk)
     if not request.user.has_perm("inference.change_modelrun"):
         raise PermissionDenied
-    if problem := ownership_problem(request.user, run, f"model run {run.pk}"):
+    if problem := ownership_problem(request.user, run, _("model run %(run)s") % {"run": run.pk}):
         raise PermissionDenied(problem)
     run = services.cancel_run(run)
-    messages.info(request, f"Model run {run.pk}: {run.stage}.")
+    messages.info(request, _("Model run %(run)s: %(stage)s.") % {"run": run.pk, "stage": run.stage})
     return redirect("inference:run", pk=run.pk)

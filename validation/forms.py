@@ -14,29 +14,35 @@ from validation.models import Plan
 class PlanForm(forms.Form):
     """A plan's choices; `services.create_plan`, which the view calls, checks the same rules."""
 
-    name = forms.CharField(max_length=200, validators=[inputs.one_line])
-    dataset = forms.ModelChoiceField(queryset=None)
+    name = forms.CharField(label=_("Name"), max_length=200, validators=[inputs.one_line])
+    dataset = forms.ModelChoiceField(label=_("Dataset"), queryset=None)
     sample_size = forms.IntegerField(
+        label=_("Sample size"),
         required=False,
         min_value=1,
         max_value=inputs.INT32_BOUNDS["max_value"],
         help_text=_("How many items to check; or leave empty and give a margin."),
     )
     margin = forms.FloatField(
+        label=_("Margin"),
         required=False,
         min_value=0.0001,
         max_value=0.5,
         help_text=_("Target margin of error, such as 0.01 for ±1 point: the size is computed from it."),
     )
-    confidence = forms.FloatField(initial=0.95, min_value=0.5, max_value=0.999)
+    confidence = forms.FloatField(label=_("Confidence"), initial=0.95, min_value=0.5, max_value=0.999)
     strata = forms.MultipleChoiceField(
+        label=_("Strata"),
         required=False,
         widget=forms.CheckboxSelectMultiple,
         help_text=_("Stratify on these; every combination is a stratum."),
     )
-    allocation = forms.ChoiceField(choices=Plan.Allocation.choices, initial=Plan.Allocation.PROPORTIONAL)
-    seed = forms.IntegerField(initial=0, **inputs.INT32_BOUNDS)
+    allocation = forms.ChoiceField(
+        label=_("Allocation"), choices=Plan.Allocation.choices, initial=Plan.Allocation.PROPORTIONAL
+    )
+    seed = forms.IntegerField(label=_("Seed"), initial=0, **inputs.INT32_BOUNDS)
     overlap = forms.FloatField(
+        label=_("Overlap"),
         initial=0.1,
         min_value=0,
         max_value=1,
@@ -48,8 +54,11 @@ class PlanForm(forms.Form):
     lease_seconds = forms.IntegerField(
         initial=600, min_value=30, max_value=24 * 3600, label=_("Lease (seconds)")
     )
-    validators = forms.ModelMultipleChoiceField(queryset=None, widget=forms.CheckboxSelectMultiple)
+    validators = forms.ModelMultipleChoiceField(
+        label=_("Validators"), queryset=None, widget=forms.CheckboxSelectMultiple
+    )
     instructions = forms.CharField(
+        label=_("Instructions"),
         required=False,
         max_length=20_000,
         validators=[inputs.valid_text],

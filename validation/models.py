@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 from accounts.inputs import one_line
 from annotation.models import Assignment, Project, Task
@@ -24,24 +25,26 @@ from benchmarks.models import Dataset, Item
 
 class Plan(models.Model):
     class Allocation(models.TextChoices):
-        PROPORTIONAL = "proportional", "Proportional to the strata's sizes"
-        EQUAL = "equal", "Equal per stratum"
+        PROPORTIONAL = "proportional", _("Proportional to the strata's sizes")
+        EQUAL = "equal", _("Equal per stratum")
 
     name = models.CharField(max_length=200, validators=[one_line])
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="validation_plans")
     project = models.OneToOneField(Project, on_delete=models.CASCADE, related_name="validation_plan")
-    strata = models.JSONField(default=list, blank=True, help_text="The stratifiers chosen, by key.")
+    strata = models.JSONField(default=list, blank=True, help_text=_("The stratifiers chosen, by key."))
     allocation = models.CharField(max_length=16, choices=Allocation.choices, default=Allocation.PROPORTIONAL)
-    requested_size = models.PositiveIntegerField(null=True, blank=True, help_text="A sample size asked for.")
+    requested_size = models.PositiveIntegerField(
+        null=True, blank=True, help_text=_("A sample size asked for.")
+    )
     margin = models.FloatField(
-        null=True, blank=True, help_text="Or a target margin of error, from which the size is computed."
+        null=True, blank=True, help_text=_("Or a target margin of error, from which the size is computed.")
     )
     confidence = models.FloatField(default=0.95)
     seed = models.IntegerField(default=0)
-    overlap = models.FloatField(default=0.1, help_text="Share of the sample judged by several validators.")
+    overlap = models.FloatField(default=0.1, help_text=_("Share of the sample judged by several validators."))
     validators_per_overlap = models.PositiveSmallIntegerField(default=2)
     draw = models.JSONField(
-        default=dict, help_text="The draw as made: population and sample sizes per stratum, the method."
+        default=dict, help_text=_("The draw as made: population and sample sizes per stratum, the method.")
     )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -81,7 +84,7 @@ class Verdict(models.Model):
     validator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     round = models.PositiveSmallIntegerField()
     answers = models.JSONField()
-    error = models.BooleanField(help_text="Whether these answers make the item an error.")
+    error = models.BooleanField(help_text=_("Whether these answers make the item an error."))
     submitted_at = models.DateTimeField()
 
     class Meta:

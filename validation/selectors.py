@@ -88,13 +88,14 @@ def verdict_rows(plan: Plan) -> list[estimates.VerdictRow]:
 
 def report(plan: Plan, *, resamples: int = 1000, seed: int = 0) -> estimates.Report:
     check = check_for(plan.dataset.benchmark)
+    # Labels as plain strings in the reader's language: the report is also exported as JSON.
     return estimates.build_report(
         draw=plan.draw,
         rows=verdict_rows(plan),
-        criteria=[(criterion.name, criterion.label) for criterion in check.criteria()],
+        criteria=[(criterion.name, str(criterion.label)) for criterion in check.criteria()],
         questions=[
             estimates.AgreementQuestion(
-                question.name, question.label, "ordinal" if question.kind == "scale" else "nominal"
+                question.name, str(question.label), "ordinal" if question.kind == "scale" else "nominal"
             )
             for question in check.agreement_questions()
         ],

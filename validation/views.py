@@ -130,7 +130,7 @@ def next_task(request, pk: int):
     try:
         taken = queue.claim(plan.project, request.user)
     except queue.NotMember:
-        raise PermissionDenied("you are not a validator of this plan") from None
+        raise PermissionDenied(_("you are not a validator of this plan")) from None
     if taken is None:
         messages.info(request, _("Nothing is left for you to check in this plan."))
     return redirect("validation:work", pk=plan.pk)
@@ -314,9 +314,10 @@ def plan_detail(request, pk: int):
     return render(request, "validation/plan_detail.html", context)
 
 
-#: Agreement statistics as the report's columns, in order: (statistic prefix, heading).
+#: Agreement statistics as the report's columns, in order: (statistic prefix, heading). The other
+#: headings are the statistics' names.
 AGREEMENT_COLUMNS = (
-    ("percent_agreement", "Agreement"),
+    ("percent_agreement", gettext_lazy("Agreement")),
     ("krippendorff_alpha", "Krippendorff's α"),
     ("fleiss_kappa", "Fleiss' κ"),
     ("cohens_kappa", "Cohen's κ"),

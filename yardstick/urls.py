@@ -3,6 +3,7 @@ from django.contrib import admin
 from django.templatetags.static import static
 from django.urls import include, path
 from django.views.generic import RedirectView
+from django.views.i18n import JavaScriptCatalog
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.routers import DefaultRouter
 
@@ -26,6 +27,8 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("favicon.ico", RedirectView.as_view(url=static("favicon.svg"), permanent=True)),
     path("accounts/", include("accounts.urls")),
+    # The interface's words for the pages' scripts, in the reader's language (gettext() in JS).
+    path("jsi18n/", JavaScriptCatalog.as_view(), name="javascript-catalog"),
     path("datasets/", include("benchmarks.urls")),
     path("datasets/", include("evaluation.urls")),
     path("test/", include("humantest.urls")),

@@ -26,6 +26,12 @@ DEMO_IMAGES = 40
 FULL_RESOLUTION = "full-resolution"
 
 
+def _(text: str) -> str:
+    """Marks the item page's words for the translation catalogue (`make messages`); the page
+    (benchmarks/views.py) translates them."""
+    return text
+
+
 def scored_under(variant: str):
     """Rows scored under `variant` (each row says which): a column of one variant never takes the
     per-expression values of the other, nor of rows scored before rows said it."""
@@ -84,10 +90,12 @@ class ClevrRefSpec(BenchmarkSpec):
         return [
             ItemSection(
                 facts=(
-                    ("Expression", str(payload.get("refexp", ""))),
-                    ("Image", str(payload.get("image_filename") or payload.get("image", ""))),
+                    (_("Expression"), str(payload.get("refexp", ""))),
+                    (_("Image"), str(payload.get("image_filename") or payload.get("image", ""))),
                 ),
-                note="Testers see the image with every object boxed and click the objects the expression refers to.",
+                note=_(
+                    "Testers see the image with every object boxed and click the objects the expression refers to."
+                ),
             )
         ]
 
@@ -113,17 +121,17 @@ class ClevrRefSpec(BenchmarkSpec):
 
         program = ground_truth.get("program") or []
         facts = [
-            ("Refers to", ", ".join(described(index) for index in referred_objects(program)) or "nothing"),
-            ("Category", expression_category(ground_truth)),
+            (_("Refers to"), ", ".join(described(index) for index in referred_objects(program)) or "nothing"),
+            (_("Category"), expression_category(ground_truth)),
         ]
         if ground_truth.get("template_filename"):
-            facts.append(("Template", str(ground_truth["template_filename"])))
+            facts.append((_("Template"), str(ground_truth["template_filename"])))
         lines = tuple(
             " ".join([str(step.get("type", "?")), *map(str, step.get("value_inputs") or [])])
             + f" → {outputs(step.get('_output'))}"
             for step in program
         )
-        return [ItemSection(facts=tuple(facts)), ItemSection("Program", lines=lines)]
+        return [ItemSection(facts=tuple(facts)), ItemSection(_("Program"), lines=lines)]
 
     # --- scoring -------------------------------------------------------------------------------
 

@@ -24,6 +24,12 @@ from benchmarks.spec import (
 DEMO_IMAGES = 30
 
 
+def _(text: str) -> str:
+    """Marks the item page's words for the translation catalogue (`make messages`); the page
+    (benchmarks/views.py) translates them."""
+    return text
+
+
 def of_kind(kind: str):
     return lambda row: row.get("kind") == kind
 
@@ -69,10 +75,10 @@ class CricSpec(BenchmarkSpec):
         return [
             ItemSection(
                 facts=(
-                    ("Question", str(payload.get("question", ""))),
-                    ("Question type", str(payload.get("question_type", ""))),
+                    (_("Question"), str(payload.get("question", ""))),
+                    (_("Question type"), str(payload.get("question_type", ""))),
                 ),
-                note=(
+                note=_(
                     "Testers see the image with every object boxed (no names), type the answer and "
                     "choose the object it is about."
                 ),
@@ -100,11 +106,11 @@ class CricSpec(BenchmarkSpec):
             return ", ".join(named(object_id) for object_id in ids) or "nothing"
 
         facts = [
-            ("Answer", as_text(ground_truth.get("answer", ""))),
-            ("About", objects(ground_truth.get("target"))),
+            (_("Answer"), as_text(ground_truth.get("answer", ""))),
+            (_("About"), objects(ground_truth.get("target"))),
         ]
         if ground_truth.get("wrong_part"):
-            facts.append(("Wrong part", str(ground_truth["wrong_part"])))
+            facts.append((_("Wrong part"), str(ground_truth["wrong_part"])))
         program = tuple(
             f"{step.get('function', '?')} {', '.join(map(str, step.get('text_input') or []))}".rstrip()
             + f" → {objects(step.get('output'))}"
@@ -131,9 +137,9 @@ class CricSpec(BenchmarkSpec):
                 for item in sub_graph.get("knowledge_items", [])
             ]
         )
-        sections = [ItemSection(facts=tuple(facts)), ItemSection("Program", lines=program)]
+        sections = [ItemSection(facts=tuple(facts)), ItemSection(_("Program"), lines=program)]
         if evidence:
-            sections.append(ItemSection("Facts and knowledge it rests on", lines=evidence, numbered=False))
+            sections.append(ItemSection(_("Facts and knowledge it rests on"), lines=evidence, numbered=False))
         return sections
 
     # --- scoring -------------------------------------------------------------------------------

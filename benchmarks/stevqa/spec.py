@@ -24,6 +24,12 @@ from benchmarks.stevqa.formats import CHINESE, ENGLISH, quad_points, question_re
 DEMO_IMAGES = 40
 
 
+def _(text: str) -> str:
+    """Marks the item page's words for the translation catalogue (`make messages`); the page
+    (benchmarks/views.py) translates them."""
+    return text
+
+
 def in_language(code: str):
     return lambda row: row.get("lang") == code
 
@@ -105,9 +111,9 @@ class SteVqaSpec(BenchmarkSpec):
             rows = ((str(payload.get("question_id", "")), str(payload.get("question", ""))),)
         return [
             ItemSection(
-                "Questions",
-                table=ItemTable(("Question id", "Question"), rows),
-                note=(
+                _("Questions"),
+                table=ItemTable((_("Question id"), _("Question")), rows),
+                note=_(
                     "Testers are asked one question at a time on the image, type the answer and click the "
                     "four corners of the text they read it from."
                 ),
@@ -129,7 +135,9 @@ class SteVqaSpec(BenchmarkSpec):
         )
         return [
             ItemSection(
-                table=ItemTable(("Question id", "Question", "Answer", "Evidence (x, y corners)"), rows)
+                table=ItemTable(
+                    (_("Question id"), _("Question"), _("Answer"), _("Evidence (x, y corners)")), rows
+                )
             )
         ]
 

@@ -27,6 +27,12 @@ LENGTHS = ("1", "2", "3", "4")
 CAMERA_LABELS = {"Camera_Left": "Left", "Camera_Center": "Center", "Camera_Right": "Right"}
 
 
+def _(text: str) -> str:
+    """Marks the item page's words for the translation catalogue (`make messages`); the page
+    (benchmarks/views.py) translates them."""
+    return text
+
+
 def length_groups() -> tuple[Choice, ...]:
     return tuple(Choice(length, f"{length} step" + ("s" if length != "1" else "")) for length in LENGTHS)
 
@@ -79,7 +85,7 @@ class TranceSpec(BenchmarkSpec):
         count = len(ground_truth.get("transformations", ()))
         return f"{count} transformation step{'s' if count != 1 else ''}"
 
-    item_figure_caption = (
+    item_figure_caption = _(
         'The initial objects from above, oriented like the Center camera: "behind" is down, "right" is right.'
     )
 
@@ -102,15 +108,15 @@ class TranceSpec(BenchmarkSpec):
         objects = payload["initial"]["objects"]
         return [
             ItemSection(
-                "Initial objects",
+                _("Initial objects"),
                 table=ItemTable(
-                    ("#", "Colour", "Material", "Shape", "Size", "Position (x, y)"),
+                    ("#", _("Colour"), _("Material"), _("Shape"), _("Size"), _("Position (x, y)")),
                     tuple(
                         (str(index), obj["color"], obj["material"], obj["shape"], obj["size"], position(obj))
                         for index, obj in enumerate(objects)
                     ),
                 ),
-                note=(
+                note=_(
                     "Testers see the initial scene from the Center camera, the final scene from the camera "
                     "the setting gives (Center, or one of the three in View), the top view and this table."
                 ),
@@ -128,10 +134,12 @@ class TranceSpec(BenchmarkSpec):
             for index, (before, after) in enumerate(zip(initial, final, strict=False))
             if before != after
         )
-        sections = [ItemSection("Steps", lines=tuple(self.truth_lines(ground_truth)))]
+        sections = [ItemSection(_("Steps"), lines=tuple(self.truth_lines(ground_truth)))]
         if changed:
             sections.append(
-                ItemSection("Objects that change", table=ItemTable(("#", "Initial", "Final"), changed))
+                ItemSection(
+                    _("Objects that change"), table=ItemTable(("#", _("Initial"), _("Final")), changed)
+                )
             )
         return sections
 

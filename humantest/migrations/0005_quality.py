@@ -63,7 +63,7 @@ class Migration(migrations.Migration):
             name="stop_width",
             field=models.FloatField(
                 blank=True,
-                help_text="Stop once the 95% interval of the difference is at most this wide.",
+                help_text="Stop once the 95 percent interval of the difference is at most this wide.",
                 null=True,
             ),
         ),

@@ -5,6 +5,8 @@ from __future__ import annotations
 import importlib
 from functools import cache
 
+from django.utils.translation import gettext as _
+
 from benchmarks import registry
 from benchmarks.spec import BenchmarkSpec
 from humantest.trials.base import AnswerRefused, BalanceField, BenchmarkTrial, TrialUnit
@@ -20,7 +22,10 @@ def trial_for(benchmark: str) -> BenchmarkTrial:
     """The trial of a benchmark named by its name; NoTrial when its spec names none."""
     spec = registry.get(benchmark)
     if not spec.trial:
-        raise NoTrial(f"{spec.title} has no human trial: its items cannot be put in a test plan")
+        raise NoTrial(
+            _("%(benchmark)s has no human trial: its items cannot be put in a test plan")
+            % {"benchmark": spec.title}
+        )
     return load_trial(spec)
 
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db.models import Func, IntegerField, QuerySet
+from django.utils.translation import gettext as _
 
 from benchmarks.records import RecordChecker, RecordError
 from benchmarks.spec import BenchmarkSpec, Choice, ScoringTask, choice_text, one_of
@@ -128,16 +129,18 @@ class BenchmarkTrial:
         label = self.spec.setting_label(setting)
         asked = f"“{label}” ({setting!r})" if label != setting else repr(setting)
         if [choice.value for choice in offered] == [""]:
-            return f"people are tested on {self.spec.title} without a setting: choose “–” (no setting), not {asked}"
-        names = one_of(choice_text(choice, empty="no setting") for choice in offered)
-        return (
-            f"people are tested on {self.spec.title} in the setting {names}: choose one of them, not {asked}"
-        )
+            return _(
+                "people are tested on %(benchmark)s without a setting: choose “–” (no setting), not %(asked)s"
+            ) % {"benchmark": self.spec.title, "asked": asked}
+        names = one_of(choice_text(choice, empty=_("no setting")) for choice in offered)
+        return _(
+            "people are tested on %(benchmark)s in the setting %(names)s: choose one of them, not %(asked)s"
+        ) % {"benchmark": self.spec.title, "names": names, "asked": asked}
 
     def dataset_problem(self, dataset: Any) -> str | None:
         """Why testers cannot be shown this dataset at all (None when they can)."""
         if not dataset.has_media:
-            return "testers need the images: import the dataset with its images"
+            return _("testers need the images: import the dataset with its images")
         return None
 
     # Drawing works on light rows, not items: {"pk", "external_id", and the `draw_fields`}, so that

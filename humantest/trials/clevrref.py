@@ -7,14 +7,16 @@ from typing import Any
 
 import numpy as np
 from django.db.models import QuerySet
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from humantest.trials.base import AnswerRefused, BalanceField, BenchmarkTrial, TrialUnit
 
 
 class ClevrRefTrial(BenchmarkTrial):
     balance_fields = {
-        "category": BalanceField("Expression category"),
-        "single": BalanceField("Single or several objects"),
+        "category": BalanceField(gettext_lazy("Expression category")),
+        "single": BalanceField(gettext_lazy("Single or several objects")),
     }
     headline = ("mean IoU", "mask_iou")
 
@@ -53,11 +55,14 @@ class ClevrRefTrial(BenchmarkTrial):
     def read_answer(self, unit: TrialUnit, raw: Any) -> Any:
         chosen = raw.get("objects") if isinstance(raw, dict) else None
         if not isinstance(chosen, list) or not chosen:
-            raise AnswerRefused("objects", "click at least one object")
+            raise AnswerRefused("objects", _("click at least one object"))
         count = len(unit.item.scene.data.get("objects", []))
         for index, value in enumerate(chosen):
             if type(value) is not int or not 0 <= value < count:
-                raise AnswerRefused(f"objects[{index}]", f"{value!r} is not an object of this image")
+                raise AnswerRefused(
+                    f"objects[{index}]",
+                    _("%(value)s is not an object of this image") % {"value": repr(value)},
+                )
         return {"objects": sorted(set(chosen))}
 
     def prediction(self, unit: TrialUnit, answer: dict[str, Any]) -> dict[str, Any]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import QuerySet
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from benchmarks.cric.formats import object_box
 from humantest.trials.base import AnswerRefused, BalanceField, BenchmarkTrial, TrialUnit, first_problem
@@ -16,7 +18,7 @@ def candidate(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 class CricTrial(BenchmarkTrial):
-    balance_fields = {"question_type": BalanceField("Question type")}
+    balance_fields = {"question_type": BalanceField(gettext_lazy("Question type"))}
     headline = ("Final", "final_correct")
 
     def drawable(self, items: QuerySet) -> QuerySet:
@@ -47,9 +49,9 @@ class CricTrial(BenchmarkTrial):
         from evaluation.metrics.cric import prediction_from_record
 
         if not isinstance(raw, dict):
-            raise AnswerRefused("answer", "expected an object with answer and object")
+            raise AnswerRefused("answer", _("expected an object with answer and object"))
         if raw.get("answer") is None or (isinstance(raw["answer"], str) and not raw["answer"].strip()):
-            raise AnswerRefused("answer", "type an answer")
+            raise AnswerRefused("answer", _("type an answer"))
         # The metric's own check of a prediction's types, then what only a trial can check.
         first_problem(prediction_from_record, {**raw, "question_id": str(unit.key)})
         text = raw["answer"].strip()
@@ -57,7 +59,9 @@ class CricTrial(BenchmarkTrial):
         if chosen is not None and chosen not in {
             obj["object_id"] for obj in unit.item.scene.data.get("objects", [])
         }:
-            raise AnswerRefused("object", f"{chosen!r} is not an object of this image")
+            raise AnswerRefused(
+                "object", _("%(value)s is not an object of this image") % {"value": repr(chosen)}
+            )
         return {"answer": text, "object": chosen}
 
     def truth(self, unit: TrialUnit) -> dict[str, Any]:

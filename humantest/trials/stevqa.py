@@ -9,6 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import QuerySet
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from benchmarks.stevqa.formats import language
 from humantest.trials.base import AnswerRefused, BalanceField, BenchmarkTrial, TrialUnit, first_problem, media
@@ -17,7 +19,7 @@ from humantest.trials.base import AnswerRefused, BalanceField, BenchmarkTrial, T
 class SteVqaTrial(BenchmarkTrial):
     # The monolingual and bilingual settings are about models; people answer in both languages.
     settings = ("",)
-    balance_fields = {"language": BalanceField("Question language")}
+    balance_fields = {"language": BalanceField(gettext_lazy("Question language"))}
     headline = ("CLC", "CLC")
 
     def drawable(self, items: QuerySet) -> QuerySet:
@@ -44,11 +46,11 @@ class SteVqaTrial(BenchmarkTrial):
         from evaluation.metrics.stevqa import prediction_from_record
 
         if not isinstance(raw, dict):
-            raise AnswerRefused("answer", "expected an object with answer and evidence")
+            raise AnswerRefused("answer", _("expected an object with answer and evidence"))
         if raw.get("answer") is None or (isinstance(raw["answer"], str) and not raw["answer"].strip()):
-            raise AnswerRefused("answer", "type the answer")
+            raise AnswerRefused("answer", _("type the answer"))
         if not isinstance(raw.get("evidence"), list) or len(raw["evidence"]) != 8:
-            raise AnswerRefused("evidence", "draw the evidence quadrilateral (4 corners)")
+            raise AnswerRefused("evidence", _("draw the evidence quadrilateral (4 corners)"))
         # The metric's own check of a prediction: the answer a string, the evidence 8 numbers.
         first_problem(prediction_from_record, {**raw, "question_id": unit.key})
         return {

@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from django.db.models.fields.json import KeyTransform
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from benchmarks.trance.formats import (
     ATTRIBUTE_VALUES,
@@ -28,6 +30,13 @@ from humantest.trials.base import (
 )
 
 CAMERA_NAMES = {"Camera_Left": "left", "Camera_Center": "centre", "Camera_Right": "right"}
+#: The attributes as the result panel names them (the keys are the benchmark's field names).
+ATTRIBUTE_NAMES = {
+    "color": gettext_lazy("color"),
+    "material": gettext_lazy("material"),
+    "shape": gettext_lazy("shape"),
+    "size": gettext_lazy("size"),
+}
 
 
 def most_steps(unit: TrialUnit) -> int:
@@ -37,8 +46,8 @@ def most_steps(unit: TrialUnit) -> int:
 
 class TranceTrial(BenchmarkTrial):
     balance_fields = {
-        "length": BalanceField("Number of transformations"),
-        "camera": BalanceField("Final camera (View)", of_items=False, setting=VIEW),
+        "length": BalanceField(gettext_lazy("Number of transformations")),
+        "camera": BalanceField(gettext_lazy("Final camera (View)"), of_items=False, setting=VIEW),
     }
     headline = ("AD", "dist")  # accuracy is shown anyway; the mean distance adds to it
 
@@ -89,22 +98,27 @@ class TranceTrial(BenchmarkTrial):
 
         steps = raw.get("steps") if isinstance(raw, dict) else None
         if not isinstance(steps, list):
-            raise AnswerRefused("steps", "expected a list of steps")
+            raise AnswerRefused("steps", _("expected a list of steps"))
         limit = most_steps(unit)
         if not 1 <= len(steps) <= limit:
-            raise AnswerRefused("steps", f"give 1 to {limit} steps, got {len(steps)}")
+            raise AnswerRefused(
+                "steps", _("give 1 to %(limit)s steps, got %(count)s") % {"limit": limit, "count": len(steps)}
+            )
         count = len(unit.item.payload["initial"]["objects"])
         answer = []
         for index, step in enumerate(steps):
             if not isinstance(step, dict):
-                raise AnswerRefused(f"steps[{index}]", "expected an object with obj_idx, attr and val")
+                raise AnswerRefused(f"steps[{index}]", _("expected an object with obj_idx, attr and val"))
             clean = {key: step.get(key) for key in ("obj_idx", "attr", "val")}
             # The metric's own check of an answer's steps, so that a tester is held to the same rules.
             problems = metric.answer_problems("answer", [clean])
             if problems:
                 raise AnswerRefused(f"steps[{index}].{problems[0].field.split('.')[-1]}", problems[0].message)
             if not 0 <= clean["obj_idx"] < count:
-                raise AnswerRefused(f"steps[{index}].obj_idx", f"no object {clean['obj_idx']} in this scene")
+                raise AnswerRefused(
+                    f"steps[{index}].obj_idx",
+                    _("no object %(index)s in this scene") % {"index": clean["obj_idx"]},
+                )
             answer.append(clean)
         return answer
 
@@ -131,23 +145,37 @@ class TranceTrial(BenchmarkTrial):
         try:
             outcome = apply_steps(initial, answer or [])
         except InvalidStep as problem:
-            return [f"Your steps cannot be applied: {problem}."]
+            return [_("Your steps cannot be applied: %(problem)s.") % {"problem": problem}]
         lines = []
         if outcome.overlap_error:
-            lines.append("One of your steps makes an object overlap another one.")
+            lines.append(_("One of your steps makes an object overlap another one."))
         if outcome.invalid_position_error:
-            lines.append("One of your steps moves an object off the plane.")
+            lines.append(_("One of your steps moves an object off the plane."))
         for index, (predicted, true) in enumerate(zip(outcome.objects, final, strict=False)):
             for attr in ("color", "material", "shape", "size"):
                 if predicted[attr] != true[attr]:
                     lines.append(
-                        f"Object {index}: your {attr} is {predicted[attr]}, the final scene shows {true[attr]}."
+                        _(
+                            "Object %(index)s: your %(attribute)s is %(yours)s, the final scene shows %(truth)s."
+                        )
+                        % {
+                            "index": index,
+                            "attribute": ATTRIBUTE_NAMES.get(attr, attr),
+                            "yours": predicted[attr],
+                            "truth": true[attr],
+                        }
                     )
             if not positions_match(predicted["position"], true["position"]):
                 lines.append(
-                    f"Object {index}: your steps put it at {tuple(predicted['position'])}, "
-                    f"the final scene has it at {tuple(true['position'])}."
+                    _(
+                        "Object %(index)s: your steps put it at %(yours)s, the final scene has it at %(truth)s."
+                    )
+                    % {
+                        "index": index,
+                        "yours": tuple(predicted["position"]),
+                        "truth": tuple(true["position"]),
+                    }
                 )
         if not lines:
-            lines.append("Your steps lead exactly to the final scene.")
+            lines.append(_("Your steps lead exactly to the final scene."))
         return lines

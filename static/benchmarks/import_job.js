@@ -9,7 +9,12 @@ const errorList = document.getElementById("job-errors");
 const meter = document.getElementById("job-meter");
 const nothingLoaded = document.getElementById("job-nothing");
 
-const LABELS = {pending: "Waiting for a worker", running: "Running", succeeded: "Succeeded", failed: "Failed"};
+const LABELS = {
+  pending: gettext("Waiting for a worker"),
+  running: gettext("Running"),
+  succeeded: gettext("Succeeded"),
+  failed: gettext("Failed"),
+};
 
 function render(job) {
   statusLabel.textContent = LABELS[job.status] || job.status;
@@ -23,7 +28,7 @@ function render(job) {
     result.replaceChildren();
     const link = document.createElement("a");
     link.href = `${card.dataset.datasetBase}${job.dataset}/`;
-    link.textContent = "Open the dataset";
+    link.textContent = gettext("Open the dataset");
     result.append(link);
   }
   errorList.replaceChildren(...job.errors.map((text) => {

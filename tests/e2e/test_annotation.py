@@ -213,6 +213,7 @@ def test_annotate_review_second_opinion_and_agreement(browser, live_server, ever
 
 def test_the_chinese_interface(page, every_image_twice):
     log_in(page, "ann", PASSWORD)
+    page.wait_for_url(lambda url: "/accounts/login/" not in url)  # the log-in page has the switch too
     with page.expect_navigation():
         page.select_option("#language-form select", "zh-hans")
     page.goto("/annotate/")

@@ -28,6 +28,7 @@ from inference.services import execute_run, start_run
 from tests.e2e.conftest import for_docs, log_in
 from tests.factories import PASSWORD
 from tests.yardstick.test_crawl import busy_site  # noqa: F401 (the site this tour walks through)
+from tests.yardstick.test_i18n import SAME_IN_BOTH
 from validation.models import Plan
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
@@ -292,4 +293,126 @@ def test_every_page_of_every_role_fits_both_window_sizes(page, screenshot, busy_
             for_docs(screenshot(f"tour-{stop.role}-{stop.name}-{width}"))
         problems += [f"{stop.role} {stop.name} {stop.url}: {text}" for text in refused]
         refused.clear()
+    assert problems == [], "\n".join(problems)
+
+
+# --- the same tour in Chinese (issue 28) -----------------------------------------------------------
+
+#: The interface's own words on a page: headings, labels, buttons, table heads, menus, messages,
+#: help. Only each element's own text nodes count (a heading's <small> with a plan's name is data).
+INTERFACE_TEXT = """() => {
+  const chosen = 'h1, h2, h3, label, button, th, nav a, .messages li, dt, legend, summary, .helptext, '
+    + 'a.button, p.muted, .card > p, caption, option';
+  return [...document.querySelectorAll(chosen)]
+    .filter((el) => el.offsetParent !== null || el.tagName === 'OPTION')
+    .filter((el) => !el.closest('.data, [data-text], .swagger-ui, .name, code, pre'))
+    .map((el) => [...el.childNodes].filter((n) => n.nodeType === Node.TEXT_NODE)
+      .map((n) => n.textContent).join(' ').replace(/\\s+/g, ' ').trim())
+    .filter((text) => /[A-Za-z\\u4e00-\\u9fff]/.test(text));
+}"""
+CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def site_data() -> list[str]:
+    """What the site's people and benchmarks named, shown as it was written whatever the language:
+    datasets, people, rows, plans, projects, consent texts, and what each benchmark's spec declares
+    (its title, settings, variants, report groups and columns, strata). Longest first."""
+    from annotation.models import Project
+    from benchmarks import registry
+    from humantest.models import Study
+    from inference.baselines import baselines_of
+
+    names: set[str] = set()
+    for dataset in Dataset.objects.all():
+        names |= {str(dataset), dataset.name, f"{dataset.benchmark_title} · {dataset.name}"}
+    names |= set(get_user_model().objects.values_list("username", flat=True))
+    names |= set(Submission.objects.values_list("name", flat=True))
+    names |= {value for plan in TestPlan.objects.all() for value in (plan.name, plan.row_label)}
+    names |= set(Project.objects.values_list("name", flat=True)) | set(
+        Plan.objects.values_list("name", flat=True)
+    )
+    names |= {
+        line for text in Study.objects.values_list("consent_text", flat=True) for line in text.splitlines()
+    }
+    names |= {line.strip("# ") for line in list(names) if line.startswith("#")}
+    names |= {key for run in ModelRun.objects.all() for key in (run.parameters or {})}
+    for spec in registry.specs():
+        names |= {f"{spec.title}: {baseline.title}" for baseline in baselines_of(spec)}
+        names.add(spec.title)
+        for choice in (*spec.settings, *spec.variants, *spec.comparison_strata):
+            names |= {str(choice.label), str(choice.value)}
+        for column in spec.report_columns():
+            names |= {column.group, column.label, f"{column.group} {column.label}".strip()}
+    names = {" ".join(name.split()) for name in names}
+    return sorted((name for name in names if name and re.search(r"[A-Za-z]", name)), key=len, reverse=True)
+
+
+#: A TRANCE object as the trial lists it ("3 · large purple metal sphere"): the scene's own words.
+OBJECT = re.compile(r"^\d+ · ")
+
+
+def english_only(texts: list[str], data: list[str] = ()) -> list[str]:
+    """Interface texts with English words and no Chinese, once the site's data is taken out."""
+    found = []
+    for text in texts:
+        if CJK.search(text) or OBJECT.match(text):
+            continue
+        rest = " ".join(text.split())
+        for name in data:
+            rest = rest.replace(name, " ")
+        if [word for word in re.findall(r"[A-Za-z]{2,}", rest) if word.lower() not in SAME_IN_BOTH]:
+            found.append(text)
+    return found
+
+
+def test_every_page_of_every_role_speaks_chinese(page, screenshot, busy_site, settings):  # noqa: F811 (the fixture)
+    """The tour once more with the interface in 简体中文 for everyone: no page's interface text
+    (headings, labels, buttons, menus, messages) is English."""
+    from django.utils import translation
+
+    from accounts.models import Preference
+
+    for person in get_user_model().objects.all():
+        Preference.objects.update_or_create(user=person, defaults={"language": "zh-hans"})
+    stops = [
+        stop
+        for stop in tour(busy_site)
+        if stop.name not in ("django-admin", "api-docs")  # Django's admin and Swagger UI as they ship
+    ]
+    with translation.override("zh-hans"):
+        server_error_page = server_error(RequestFactory().get("/")).content.decode()
+    page.route(
+        f"**{SERVER_ERROR_URL}",
+        lambda route: route.fulfill(status=500, content_type="text/html", body=server_error_page),
+    )
+    language_cookie = {
+        "name": settings.LANGUAGE_COOKIE_NAME,
+        "value": "zh-hans",
+        "url": page.url or "http://localhost",
+    }
+    data = site_data()
+    problems: list[str] = []
+    signed_in: str | None = "?"
+    for stop in stops:
+        if stop.user != signed_in:
+            page.context.clear_cookies()
+            page.goto("/accounts/login/")
+            page.context.add_cookies([{**language_cookie, "url": page.url}])
+            if stop.via:
+                page.goto(stop.via)
+            elif stop.user is not None:
+                log_in(page, stop.user, PASSWORD)
+                page.wait_for_url(lambda url: "/accounts/login/" not in url)
+            signed_in = stop.user
+        page.set_viewport_size({"width": 1280, "height": 800})
+        page.goto(stop.url)
+        if stop.ready:
+            page.wait_for_function(stop.ready)
+        texts = page.evaluate(INTERFACE_TEXT)
+        english = english_only(texts, data)
+        if english:
+            problems.append(
+                f"{stop.role} {stop.name} {stop.url}: {len(english)} of {len(texts)} English: {english[:8]}"
+            )
+        for_docs(screenshot(f"tour-zh-{stop.role}-{stop.name}"))
     assert problems == [], "\n".join(problems)

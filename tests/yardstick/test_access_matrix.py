@@ -60,8 +60,9 @@ def rows(site) -> dict[tuple[str, str], tuple[str, set[str]]]:
     return {
         ("home", "GET"): ("/", SIGNED_IN),
         ("login", "GET"): ("/accounts/login/", EVERYONE),
+        ("javascript-catalog", "GET"): ("/jsi18n/", EVERYONE),
         ("logout", "POST"): ("/accounts/logout/", EVERYONE),
-        ("choose-language", "POST"): ("/accounts/language/", SIGNED_IN),
+        ("choose-language", "POST"): ("/accounts/language/", EVERYONE),
         ("password_change", "GET"): ("/accounts/password_change/", SIGNED_IN),
         ("password_change_done", "GET"): ("/accounts/password_change/done/", SIGNED_IN),
         ("password_reset", "GET"): ("/accounts/password_reset/", EVERYONE),

@@ -27,6 +27,7 @@ from functools import cache
 from typing import Any
 
 from django.db.models import Func, IntegerField, QuerySet
+from django.utils.translation import gettext as _
 
 from benchmarks import registry
 from benchmarks.spec import BenchmarkSpec
@@ -154,37 +155,51 @@ class Check:
     def read(self, raw: Any, item) -> dict[str, Any]:
         """A verdict's answers, checked against the questions; VerdictRefused names the first fault."""
         if not isinstance(raw, dict):
-            raise VerdictRefused("answers", "expected an object with one entry per question")
+            raise VerdictRefused("answers", _("expected an object with one entry per question"))
         names = {question.name for question in self.questions}
         unknown = sorted(set(raw) - names)
         if unknown:
             field = unknown[0] if unknown[0].strip() else "answers"  # a key of white space names nothing
-            raise VerdictRefused(field, "is not a question of this form")
+            raise VerdictRefused(field, _("is not a question of this form"))
         step_count = len(self.steps(item))
         answers: dict[str, Any] = {}
         for question in self.questions:
             value = raw.get(question.name)
             if question.kind == "yesno":
                 if value is None:
-                    raise VerdictRefused(question.name, f"answer “{question.label}” (yes or no)")
+                    raise VerdictRefused(
+                        question.name, _("answer “%(question)s” (yes or no)") % {"question": question.label}
+                    )
                 if type(value) is not bool:
-                    raise VerdictRefused(question.name, f"expected yes or no, got {value!r}")
+                    raise VerdictRefused(
+                        question.name, _("expected yes or no, got %(value)r") % {"value": value}
+                    )
             elif question.kind == "scale":
                 if value is None:
-                    raise VerdictRefused(question.name, f"rate “{question.label}” from 1 to {question.scale}")
+                    raise VerdictRefused(
+                        question.name,
+                        _("rate “%(question)s” from 1 to %(scale)s")
+                        % {"question": question.label, "scale": question.scale},
+                    )
                 if type(value) is not int or not 1 <= value <= question.scale:
-                    raise VerdictRefused(question.name, f"expected 1 to {question.scale}, got {value!r}")
+                    raise VerdictRefused(
+                        question.name,
+                        _("expected 1 to %(scale)s, got %(value)r")
+                        % {"scale": question.scale, "value": value},
+                    )
             elif question.kind == "step":
                 if value is not NO_STEP and (type(value) is not int or not 0 <= value < step_count):
                     raise VerdictRefused(
-                        question.name, f"expected a step from 1 to {step_count} or none, got {value!r}"
+                        question.name,
+                        _("expected a step from 1 to %(count)s or none, got %(value)r")
+                        % {"count": step_count, "value": value},
                     )
             else:
                 value = "" if value is None else value
                 if not isinstance(value, str):
-                    raise VerdictRefused(question.name, "expected text")
+                    raise VerdictRefused(question.name, _("expected text"))
                 if len(value) > COMMENT_LIMIT:
-                    raise VerdictRefused(question.name, f"at most {COMMENT_LIMIT} characters")
+                    raise VerdictRefused(question.name, _("at most %(n)s characters") % {"n": COMMENT_LIMIT})
                 value = value.strip()
             answers[question.name] = value
         return answers
@@ -219,7 +234,10 @@ def check_for(benchmark: str) -> Check:
     """The validation check of a benchmark named by its name; NoCheck when it has none."""
     spec = registry.get(benchmark)
     if not spec.validation:
-        raise NoCheck(f"{spec.title} has no validation check: its items cannot be validated here")
+        raise NoCheck(
+            _("%(benchmark)s has no validation check: its items cannot be validated here")
+            % {"benchmark": spec.title}
+        )
     return load_check(spec)
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models.fields.json import KeyTransform
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from evaluation.metrics import clevrref as metric
 from validation.checks import Check, Question, Stratifier
@@ -21,20 +23,20 @@ def step_label(step: dict[str, Any]) -> str:
 
 
 class ClevrRefCheck(Check):
-    instructions = (
+    instructions = gettext_lazy(
         "Check a generated referring expression against its scene: does it refer to exactly the "
         "marked objects, no more and no fewer?"
     )
     stratifiers = (
         Stratifier(
             "category",
-            "Expression category",
+            gettext_lazy("Expression category"),
             lambda: {"program": KeyTransform("program", "ground_truth")},
             lambda row: metric.expression_category({"program": row["program"]}),
         ),
         Stratifier(
             "single",
-            "One object or several",
+            gettext_lazy("One object or several"),
             lambda: {"program": KeyTransform("program", "ground_truth")},
             lambda row: (
                 "one object"
@@ -46,20 +48,23 @@ class ClevrRefCheck(Check):
     questions = (
         Question(
             "refers_exactly",
-            "Does the expression refer to exactly the marked objects?",
+            gettext_lazy("Does the expression refer to exactly the marked objects?"),
             "yesno",
             fails_on_no=True,
         ),
         Question(
-            "natural", "Is the expression grammatical and natural?", "scale", help="1: not at all, 5: fully"
+            "natural",
+            gettext_lazy("Is the expression grammatical and natural?"),
+            "scale",
+            help=gettext_lazy("1: not at all, 5: fully"),
         ),
         Question(
             "wrong_step",
-            "Which program step is wrong, if any?",
+            gettext_lazy("Which program step is wrong, if any?"),
             "step",
-            help="select a step to see its output objects",
+            help=gettext_lazy("select a step to see its output objects"),
         ),
-        Question("comment", "Comment", "text", required=False),
+        Question("comment", gettext_lazy("Comment"), "text", required=False),
     )
 
     def sampleable(self, items):
@@ -81,14 +86,14 @@ class ClevrRefCheck(Check):
             "image": item.dataset.media_url(item.scene.image),
             "width": metric.DEFAULT_WIDTH,
             "height": metric.DEFAULT_HEIGHT,
-            "facts": [{"label": "Expression", "text": item.payload.get("refexp", ""), "main": True}],
+            "facts": [{"label": _("Expression"), "text": item.payload.get("refexp", ""), "main": True}],
             "objects": [
                 {"id": index, "box": boxes[str(index + 1)], "name": describe(obj)}
                 for index, obj in enumerate(scene.get("objects", []))
                 if str(index + 1) in boxes
             ],
             "marked": metric.referred_objects({"program": program}) if program else [],
-            "marked_label": "referred objects",
+            "marked_label": _("referred objects"),
             "steps": [{"label": step_label(step), "output": outputs(step)} for step in program],
         }
 

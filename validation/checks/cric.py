@@ -13,6 +13,8 @@ from typing import Any
 
 from django.db.models.fields.json import KT, KeyTransform
 from django.db.models.functions import Lower
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from benchmarks.cric.formats import object_box
 from validation.checks import Check, JSONArrayLength, Question, Stratifier
@@ -32,55 +34,58 @@ def step_label(step: dict[str, Any]) -> str:
 
 
 class CricCheck(Check):
-    instructions = (
+    instructions = gettext_lazy(
         "Check a generated question against its image: is the answer right, are the highlighted "
         "objects the ones it is about, does each program step do what it says?"
     )
     stratifiers = (
         Stratifier(
             "question_type",
-            "Question type",
+            gettext_lazy("Question type"),
             lambda: {"question_type": KT("payload__question_type")},
             lambda row: str(row["question_type"]),
         ),
         Stratifier(
             "steps",
-            "Number of program steps",
+            gettext_lazy("Number of program steps"),
             lambda: {"steps": JSONArrayLength(KeyTransform("program", "ground_truth"))},
             lambda row: f"{row['steps']} steps",
         ),
         Stratifier(
             "answer",
-            "Yes/no answer or other",
+            gettext_lazy("Yes/no answer or other"),
             lambda: {"answer": Lower(KT("ground_truth__answer"))},
             lambda row: "yes/no" if row["answer"] in ("yes", "no") else "other answer",
         ),
         Stratifier(
             "image_group",
-            "Image group",
+            gettext_lazy("Image group"),
             lambda: {"image_id": KT("payload__image_id")},
             lambda row: image_group(row["image_id"]),
             help=f"images split into {IMAGE_GROUPS} groups by a hash of their id",
         ),
     )
     questions = (
-        Question("answer_correct", "Is the answer correct?", "yesno", fails_on_no=True),
+        Question("answer_correct", gettext_lazy("Is the answer correct?"), "yesno", fails_on_no=True),
         Question(
             "grounding_correct",
-            "Are the highlighted objects the ones the question is about?",
+            gettext_lazy("Are the highlighted objects the ones the question is about?"),
             "yesno",
             fails_on_no=True,
         ),
         Question(
-            "natural", "Is the question grammatical and natural?", "scale", help="1: not at all, 5: fully"
+            "natural",
+            gettext_lazy("Is the question grammatical and natural?"),
+            "scale",
+            help=gettext_lazy("1: not at all, 5: fully"),
         ),
         Question(
             "wrong_step",
-            "Which program step is wrong, if any?",
+            gettext_lazy("Which program step is wrong, if any?"),
             "step",
-            help="select a step to see its output objects",
+            help=gettext_lazy("select a step to see its output objects"),
         ),
-        Question("comment", "Comment", "text", required=False),
+        Question("comment", gettext_lazy("Comment"), "text", required=False),
     )
 
     def sampleable(self, items):
@@ -100,17 +105,17 @@ class CricCheck(Check):
             "width": scene.get("width"),
             "height": scene.get("height"),
             "facts": [
-                {"label": "Question", "text": item.payload.get("question", ""), "main": True},
-                {"label": "Answer", "text": str(truth.get("answer", "")), "main": True},
-                {"label": "Question type", "text": item.payload.get("question_type", "")},
-                *({"label": "Knowledge used", "text": triplet} for triplet in knowledge),
+                {"label": _("Question"), "text": item.payload.get("question", ""), "main": True},
+                {"label": _("Answer"), "text": str(truth.get("answer", "")), "main": True},
+                {"label": _("Question type"), "text": item.payload.get("question_type", "")},
+                *({"label": _("Knowledge used"), "text": triplet} for triplet in knowledge),
             ],
             "objects": [
                 {"id": obj["object_id"], "box": object_box(obj), "name": names[obj["object_id"]]}
                 for obj in scene.get("objects", [])
             ],
             "marked": [value for value in truth.get("target") or [] if value in names],
-            "marked_label": "grounding objects",
+            "marked_label": _("grounding objects"),
             "steps": [
                 {
                     "label": step_label(step),

@@ -1,5 +1,6 @@
 // The Participants page keeps its progress counts current: every 15 seconds it reads them again
 // from the API (the same figures as the page) and writes them into the page, while it is shown.
+// Its words ("no cap", "min") come from the JavaScript catalogue (gettext, interpolate: /jsi18n/).
 const progress = document.getElementById("progress");
 const source = progress?.dataset.source;
 const fields = {
@@ -28,9 +29,12 @@ async function refresh() {
     if (cell && key in data) cell.textContent = String(data[key]);
   }
   const left = document.getElementById("places-left");
-  if (left && "places_left" in data) left.textContent = data.places_left === null ? left.dataset.none : String(data.places_left);
+  if (left && "places_left" in data) left.textContent = data.places_left === null ? gettext("no cap") : String(data.places_left);
   const median = document.getElementById("median-minutes");
-  if (median && "median_minutes" in data) median.textContent = data.median_minutes === null ? "–" : `${data.median_minutes} min`;
+  if (median && "median_minutes" in data) {
+    median.textContent =
+      data.median_minutes === null ? "–" : interpolate(gettext("%(minutes)s min"), { minutes: data.median_minutes }, true);
+  }
   progress.dataset.refreshed = new Date().toISOString();
 }
 

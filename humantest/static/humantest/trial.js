@@ -18,6 +18,9 @@
 //                     draft is kept in this browser's localStorage under the trial's id on every
 //                     edit, so a reload or a crash in the middle of a trial loses no work, and is
 //                     dropped once the answer is final. It never holds anything the server sent.
+//
+// Every word the page shows goes through Django's JavaScript catalogue (gettext, ngettext and
+// interpolate, globals defined by /jsi18n/ before this module runs), so it reads in the page's language.
 
 const data = JSON.parse(document.getElementById("trial-data").textContent);
 const form = document.getElementById("trial");
@@ -111,14 +114,16 @@ async function post(url, body) {
       credentials: "same-origin",
     });
   } catch {
-    return { ok: false, status: 0, payload: { error: "The server could not be reached; nothing was sent. Try again" } };
+    return { ok: false, status: 0, payload: { error: gettext("The server could not be reached; nothing was sent. Try again") } };
   }
-  const payload = await response.json().catch(() => ({ error: `server error ${response.status}` }));
+  const payload = await response
+    .json()
+    .catch(() => ({ error: interpolate(gettext("server error %(status)s"), { status: response.status }, true) }));
   return { ok: response.ok, status: response.status, payload };
 }
 
 function formatSeconds(seconds) {
-  return seconds === null || seconds === undefined ? "–" : `${seconds.toFixed(1)} s`;
+  return seconds === null || seconds === undefined ? "–" : interpolate(gettext("%(seconds)s s"), { seconds: seconds.toFixed(1) }, true);
 }
 
 function showResult(widget, result) {
@@ -126,17 +131,17 @@ function showResult(widget, result) {
   localStorage.removeItem(draftKey);
   const clock = document.getElementById("clock");
   clock.classList.remove("urgent");
-  clock.textContent = result.figures.timed_out ? "time is up" : "answered";
+  clock.textContent = result.figures.timed_out ? gettext("time is up") : gettext("answered");
   form.classList.add("closed");
   form.querySelectorAll("input, select, button, textarea").forEach((element) => (element.disabled = true));
   const figures = result.figures;
   const verdict = document.getElementById("verdict");
-  if (figures.timed_out) verdict.textContent = "Time is up";
-  else verdict.textContent = figures.correct ? "Correct" : "Not correct";
+  if (figures.timed_out) verdict.textContent = gettext("Time is up");
+  else verdict.textContent = figures.correct ? gettext("Correct") : gettext("Not correct");
   verdict.className = figures.correct ? "good" : "bad";
-  const parts = [`Time used: ${formatSeconds(figures.seconds)}`];
+  const parts = [interpolate(gettext("Time used: %(time)s"), { time: formatSeconds(figures.seconds) }, true)];
   const hasDistance = figures.distance !== null && figures.distance !== undefined;
-  if (hasDistance) parts.push(`distance: ${figures.distance}`);
+  if (hasDistance) parts.push(interpolate(gettext("distance: %(distance)s"), { distance: figures.distance }, true));
   else if (figures.headline_label && typeof figures.headline === "number")
     parts.push(`${figures.headline_label}: ${figures.headline.toFixed(3)}`);
   document.getElementById("figures").textContent = parts.join(" · ");
@@ -168,11 +173,15 @@ function startClock(widget) {
     if (closed) return;
     const left = Math.max(0, end - performance.now());
     const seconds = Math.ceil(left / 1000);
-    remaining.textContent = `${seconds} s`;
+    remaining.textContent = interpolate(gettext("%(seconds)s s"), { seconds }, true);
     // Screen readers hear the time at a few moments, not four times a second.
     if ([60, 30, 10].includes(seconds) && announced !== seconds) {
       announced = seconds;
-      document.getElementById("clock-announce").textContent = `${seconds} seconds left`;
+      document.getElementById("clock-announce").textContent = interpolate(
+        ngettext("%(seconds)s second left", "%(seconds)s seconds left", seconds),
+        { seconds },
+        true,
+      );
     }
     remaining.parentElement.classList.toggle("urgent", left < 10000);
     if (left > 0) {
@@ -206,7 +215,7 @@ async function submit(widget) {
   if (ok) {
     showResult(widget, payload);
   } else if (status === 409) {
-    problem.textContent = `${payload.error}. Reload the page to go on.`;
+    problem.textContent = interpolate(gettext("%(error)s. Reload the page to go on."), { error: payload.error }, true);
   } else {
     problem.textContent = payload.field ? `${payload.field}: ${payload.error}` : payload.error;
   }

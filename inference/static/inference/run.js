@@ -6,7 +6,13 @@ const bar = document.getElementById("run-progress");
 const count = document.getElementById("run-count");
 const errorLine = document.getElementById("run-error");
 
-const LABELS = {queued: "Queued", running: "Running", finished: "Finished", failed: "Failed", cancelled: "Cancelled"};
+const LABELS = {
+  queued: gettext("Queued"),
+  running: gettext("Running"),
+  finished: gettext("Finished"),
+  failed: gettext("Failed"),
+  cancelled: gettext("Cancelled"),
+};
 const ACTIVE = new Set(["queued", "running"]);
 
 function render(run) {

@@ -2,13 +2,30 @@
 // the verdict form, keyboard first. The server side is the annotation queue's contract: save a
 // draft with the version it is based on (409: stale or lease lost), heartbeat, submit (the answer
 // carries the next item), skip. The draft also lives in localStorage until the server has it.
-import { format, isTyping, make, post, readLabels } from "../annotation/quad_editor.js";
+import { isTyping, make, post } from "../annotation/quad_editor.js";
 
 const SAVE_DELAY_MS = 800;
 const RETRY_MS = 5000;
 const SVG = "http://www.w3.org/2000/svg";
 
-const labels = readLabels();
+// The words the page shows, in the reader's language: Django's JavaScript catalogue, loaded by
+// the base template before this module, defines gettext and interpolate.
+const labels = {
+  yes: gettext("yes"),
+  no: gettext("no"),
+  noStep: gettext("No step is wrong"),
+  stepWrong: gettext("wrong"),
+  saved: gettext("Saved"),
+  saving: gettext("Saving…"),
+  notSaved: gettext("Not saved: kept in this browser, retrying"),
+  secondOpinion: gettext("(another validator checks it too, blind)"),
+  skipReason: gettext("Why do you skip this item?"),
+  done: gettext("Submitted. Nothing is left for you in this plan."),
+  submitted: gettext("Submitted. Here is the next item."),
+  nothing: gettext("nothing"),
+};
+const itemLabel = (item) => interpolate(gettext("item %(item)s"), { item }, true);
+const outputsLabel = (objects) => interpolate(gettext("outputs: %(objects)s"), { objects }, true);
 const $ = (id) => document.getElementById(id);
 let session = null;
 
@@ -65,7 +82,7 @@ function render() {
   const { task } = session;
   const view = task.view;
   $("item-label").textContent =
-    format(labels.item, { item: task.item }) + (task.round > 1 ? ` ${labels.secondOpinion}` : "");
+    itemLabel(task.item) + (task.round > 1 ? ` ${labels.secondOpinion}` : "");
   const image = $("scene-image");
   image.src = view.image;
   image.width = view.width;
@@ -105,7 +122,7 @@ function renderSteps() {
           make("code", { text: step.label }),
           make("span", {
             class: "outputs",
-            text: format(labels.output, { objects: step.output.map(objectName).join(", ") || labels.nothing }),
+            text: outputsLabel(step.output.map(objectName).join(", ") || labels.nothing),
           }),
           isWrong ? make("strong", { class: "wrong-flag", text: labels.stepWrong }) : "",
         ],

@@ -7,9 +7,10 @@ import { boxPicker, legend, numberTags, overlayFigure, resultLayout, showImage }
 
 
 const number = (id) => id + 1;
-const label = (id) => `object ${number(id)}`;
-const names = (ids) => (ids.length ? ids.map(number).join(", ") : "none");
-const plural = (count) => `${count} object${count === 1 ? "" : "s"}`;
+const label = (id) => interpolate(gettext("object %(number)s"), { number: number(id) }, true);
+const names = (ids) => (ids.length ? ids.map(number).join(", ") : gettext("none"));
+const chosenText = (count) =>
+  interpolate(ngettext("%(count)s object chosen", "%(count)s objects chosen", count), { count }, true);
 
 export function mount(form, view, hooks) {
   const size = { width: view.width, height: view.height };
@@ -22,7 +23,7 @@ export function mount(form, view, hooks) {
 
   function refresh() {
     picker.mark((id) => chosen.has(id));
-    counter.textContent = `${plural(chosen.size)} chosen`;
+    counter.textContent = chosenText(chosen.size);
   }
 
   function toggle(id) {
@@ -56,7 +57,7 @@ export function mount(form, view, hooks) {
     draft,
     restore,
     answer() {
-      if (!chosen.size) throw new Error("Click at least one object the expression refers to.");
+      if (!chosen.size) throw new Error(gettext("Click at least one object the expression refers to."));
       return { objects: [...chosen].sort((a, b) => a - b) };
     },
     showResult(result, target) {
@@ -71,14 +72,14 @@ export function mount(form, view, hooks) {
       picture.layer.append(...numberTags(view.candidates, number, size));
       const iou = result.result ? result.result.mask_iou : null;
       const facts = make("dl", { class: "facts", id: "compare" }, [
-        make("dt", { text: "Right objects" }),
+        make("dt", { text: gettext("Right objects") }),
         make("dd", { text: names(right) }),
-        make("dt", { text: "Yours" }),
-        make("dd", { text: result.answer ? names(yours) : "(no answer)" }),
+        make("dt", { text: gettext("Yours") }),
+        make("dd", { text: result.answer ? names(yours) : gettext("(no answer)") }),
         make("dt", { text: "Mask IoU" }),
         make("dd", { text: typeof iou === "number" ? iou.toFixed(3) : "–" }),
       ]);
-      target.replaceChildren(resultLayout(picture.node, [facts, legend("right objects")]));
+      target.replaceChildren(resultLayout(picture.node, [facts, legend(gettext("right objects"))]));
     },
   };
 }

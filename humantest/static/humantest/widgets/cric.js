@@ -11,7 +11,8 @@ const VERIFY_TYPES = ["VerifyKG", "VerifyAtt"];
 export function mount(form, view, hooks) {
   const numbers = new Map(view.candidates.map((candidate, index) => [candidate.id, index + 1]));
   const number = (id) => numbers.get(id);
-  const label = (id) => (id === null ? "no object" : `object ${number(id)}`);
+  const label = (id) =>
+    id === null ? gettext("no object") : interpolate(gettext("object %(number)s"), { number: number(id) }, true);
   const input = form.querySelector("#answer-text");
   const status = form.querySelector("#chosen");
   const noButton = form.querySelector("#no-object");
@@ -25,7 +26,11 @@ export function mount(form, view, hooks) {
   function refresh() {
     picker.mark((id) => id === chosen);
     noButton.setAttribute("aria-pressed", String(noObject));
-    status.textContent = noObject ? "No object" : chosen === null ? "Nothing chosen yet" : `Object ${number(chosen)}`;
+    status.textContent = noObject
+      ? gettext("No object")
+      : chosen === null
+        ? gettext("Nothing chosen yet")
+        : interpolate(gettext("Object %(number)s"), { number: number(chosen) }, true);
   }
 
   function choose(id) {
@@ -76,8 +81,8 @@ export function mount(form, view, hooks) {
     restore,
     answer() {
       const text = input.value.trim();
-      if (!text) throw new Error("Type your answer (or press yes or no).");
-      if (chosen === null && !noObject) throw new Error("Click the object your answer is about, or choose “No object”.");
+      if (!text) throw new Error(gettext("Type your answer (or press yes or no)."));
+      if (chosen === null && !noObject) throw new Error(gettext("Click the object your answer is about, or choose “No object”."));
       return { answer: text, object: noObject ? null : chosen };
     },
     showResult(result, target) {
@@ -92,12 +97,13 @@ export function mount(form, view, hooks) {
       for (const box of truth.boxes) picture.layer.append(rect(box.box, { class: "truth" }));
       picture.layer.append(...numberTags(view.candidates, number, size));
       const noGrounding = truth.target.length === 0 || (VERIFY_TYPES.includes(view.question_type) && truth.answer === "no");
-      const rightObject = noGrounding ? "no object" : truth.target.map(label).join(" or ");
+      const either = (first, second) => interpolate(gettext("%(first)s or %(second)s"), { first, second }, true);
+      const rightObject = noGrounding ? gettext("no object") : truth.target.map(label).reduce(either);
       const rows = [
-        ["Answer", yours ? yours.answer : "(no answer)", truth.answer],
-        ["Object", yours ? label(yours.object) : "(no answer)", rightObject],
+        [gettext("Answer"), yours ? yours.answer : gettext("(no answer)"), truth.answer],
+        [gettext("Object"), yours ? label(yours.object) : gettext("(no answer)"), rightObject],
       ];
-      target.replaceChildren(resultLayout(picture.node, [compareTable(rows), legend("right object")]));
+      target.replaceChildren(resultLayout(picture.node, [compareTable(rows), legend(gettext("right object"))]));
     },
   };
 }

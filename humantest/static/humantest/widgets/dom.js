@@ -33,7 +33,7 @@ export const drawOrder = (candidates) => [...candidates].sort((a, b) => area(b) 
 export function compareTable(rows) {
   const row = (cells) => make("tr", {}, cells.map((text, index) => make(index ? "td" : "th", { text })));
   return make("table", { class: "grid compare", id: "compare" }, [
-    make("thead", {}, [row(["", "Yours", "Right"])]),
+    make("thead", {}, [row(["", gettext("Yours"), gettext("Right")])]),
     make("tbody", {}, rows.map(row)),
   ]);
 }

@@ -155,13 +155,14 @@ export function overlayFigure(src, size, { naturalSize = false } = {}) {
 }
 
 // The key under the result picture: the right answer's outline (`right` names it), then the
-// tester's, drawn as `yoursKey` ("chosen-key" for boxes, "yours-key" for the evidence).
+// tester's, drawn as `yoursKey` ("chosen-key" for boxes, "yours-key" for the evidence). `right` is
+// already in the page's language (gettext).
 export function legend(right, yoursKey = "chosen-key") {
   return make("p", { class: "muted legend" }, [
     make("span", { class: "key truth-key" }),
     ` ${right}  `,
     make("span", { class: `key ${yoursKey}` }),
-    " yours",
+    ` ${gettext("yours")}`,
   ]);
 }
 

@@ -38,7 +38,10 @@ export function mount(form, view, hooks) {
 
   function refresh({ keepTyped = false } = {}) {
     if (size) layer.replaceChildren(...shape(corners, "", radius()));
-    status.textContent = corners.length === 4 ? "4 of 4 corners (Redraw to start again)" : `${corners.length} of 4 corners`;
+    status.textContent =
+      corners.length === 4
+        ? gettext("4 of 4 corners (Redraw to start again)")
+        : interpolate(gettext("%(count)s of 4 corners"), { count: corners.length }, true);
     if (!keepTyped) {
       typed.value = corners.flat().join(", ");
       typed.removeAttribute("aria-invalid");
@@ -105,9 +108,10 @@ export function mount(form, view, hooks) {
     restore,
     answer() {
       const text = input.value.trim();
-      if (!text) throw new Error("Type your answer as it is written in the picture.");
-      if (typed.hasAttribute("aria-invalid")) throw new Error("Type coordinates: give 8 numbers separated by commas.");
-      if (corners.length < 4) throw new Error(`Click the 4 corners of the evidence (${corners.length} so far).`);
+      if (!text) throw new Error(gettext("Type your answer as it is written in the picture."));
+      if (typed.hasAttribute("aria-invalid")) throw new Error(gettext("Type coordinates: give 8 numbers separated by commas."));
+      if (corners.length < 4)
+        throw new Error(interpolate(gettext("Click the 4 corners of the evidence (%(count)s so far)."), { count: corners.length }, true));
       return { answer: text, evidence: corners.flat() };
     },
     showResult(result, target) {
@@ -120,12 +124,16 @@ export function mount(form, view, hooks) {
         picture.layer.append(...shape(pairs(truth.evidence), "truth"));
       }
       const scores = result.result || {};
-      const table = compareTable([["Answer", yours ? yours.answer : "(no answer)", truth.answer]]);
+      const table = compareTable([[gettext("Answer"), yours ? yours.answer : gettext("(no answer)"), truth.answer]]);
       const figures = make("p", {
         id: "scores",
-        text: `TC (answer) ${score(scores.TC)} · LC (evidence IoU) ${score(scores.LC)} · CLC ${score(scores.CLC)}`,
+        text: interpolate(
+          gettext("TC (answer) %(tc)s · LC (evidence IoU) %(lc)s · CLC %(clc)s"),
+          { tc: score(scores.TC), lc: score(scores.LC), clc: score(scores.CLC) },
+          true,
+        ),
       });
-      target.replaceChildren(resultLayout(picture.node, [table, figures, legend("right evidence", "yours-key")]));
+      target.replaceChildren(resultLayout(picture.node, [table, figures, legend(gettext("right evidence"), "yours-key")]));
     },
   };
 }

@@ -5,7 +5,26 @@
 import Sortable from "../../vendor/sortablejs/sortable.core.esm.js";
 import { make as element } from "./dom.js";
 
-const ATTRIBUTE_LABELS = { position: "position", color: "colour", material: "material", shape: "shape", size: "size" };
+const ATTRIBUTE_LABELS = {
+  position: gettext("position"),
+  color: gettext("colour"),
+  material: gettext("material"),
+  shape: gettext("shape"),
+  size: gettext("size"),
+};
+// A position step's direction as the page shows it (its value, the answer's word, stays English).
+const DIRECTION_LABELS = {
+  front: gettext("front"),
+  behind: gettext("behind"),
+  left: gettext("left"),
+  right: gettext("right"),
+  "front-left": gettext("front-left"),
+  "front-right": gettext("front-right"),
+  "behind-left": gettext("behind-left"),
+  "behind-right": gettext("behind-right"),
+};
+// The final camera as the server names it (trials/trance.py CAMERA_NAMES), in the page's language.
+const CAMERA_LABELS = { left: gettext("left"), centre: gettext("centre"), right: gettext("right") };
 
 function option(value, label, selected = false) {
   const node = element("option", { value, text: label });
@@ -27,7 +46,8 @@ export function mount(form, view, hooks) {
   const objects = view.objects;
   form.querySelector("#initial-image").src = view.initial_image;
   form.querySelector("#final-image").src = view.final_image;
-  form.querySelector("#final-caption").textContent = `Final · ${view.camera_name} camera`;
+  const camera = CAMERA_LABELS[view.camera_name] || view.camera_name;
+  form.querySelector("#final-caption").textContent = interpolate(gettext("Final · %(camera)s camera"), { camera }, true);
   form.querySelector("#diagram").insertAdjacentHTML("afterbegin", view.diagram);
   const body = form.querySelector("#objects tbody");
   objects.forEach((obj, index) => {
@@ -80,7 +100,7 @@ export function mount(form, view, hooks) {
       valueSelect.hidden = isPosition;
       if (!isPosition) {
         const current = valueSelect.value;
-        valueSelect.replaceChildren(option("", attr ? "value…" : "choose an attribute first"));
+        valueSelect.replaceChildren(option("", attr ? gettext("value…") : gettext("choose an attribute first")));
         if (attr) {
           const have = objIndex === "" ? null : state[Number(objIndex)][attr];
           for (const value of view.attributes[attr]) {
@@ -110,19 +130,20 @@ export function mount(form, view, hooks) {
 
   function addRow() {
     if (rows().length >= maxSteps) return;
-    const objSelect = element("select", { class: "obj", "aria-label": "Object" }, [option("", "object…")]);
+    const objSelect = element("select", { class: "obj", "aria-label": gettext("Object") }, [option("", gettext("object…"))]);
     objects.forEach((_, index) => objSelect.append(option(String(index), describeObject(objects, index))));
-    const attrSelect = element("select", { class: "attr", "aria-label": "Attribute" }, [option("", "attribute…")]);
+    const attrSelect = element("select", { class: "attr", "aria-label": gettext("Attribute") }, [option("", gettext("attribute…"))]);
     for (const attr of ["position", ...Object.keys(view.attributes)]) attrSelect.append(option(attr, ATTRIBUTE_LABELS[attr] || attr));
-    const valueSelect = element("select", { class: "value", "aria-label": "New value" });
-    const direction = element("select", { class: "direction", "aria-label": "Direction" }, [option("", "direction…")]);
-    view.directions.forEach((name) => direction.append(option(name, name)));
-    const distance = element("select", { class: "distance", "aria-label": "Steps" }, [option("", "steps…")]);
-    view.move_steps.forEach((count) => distance.append(option(String(count), `${count} step${count > 1 ? "s" : ""}`)));
+    const valueSelect = element("select", { class: "value", "aria-label": gettext("New value") });
+    const direction = element("select", { class: "direction", "aria-label": gettext("Direction") }, [option("", gettext("direction…"))]);
+    view.directions.forEach((name) => direction.append(option(name, DIRECTION_LABELS[name] || name)));
+    const distance = element("select", { class: "distance", "aria-label": gettext("Steps") }, [option("", gettext("steps…"))]);
+    const stepsText = (count) => interpolate(ngettext("%(count)s step", "%(count)s steps", count), { count }, true);
+    view.move_steps.forEach((count) => distance.append(option(String(count), stepsText(count))));
     // Laid out the same in every row (trial.css): the object on the first line, at full width so
     // that its whole name shows; the attribute, its new value and the row's buttons below it.
     const row = element("li", { class: "step", tabindex: "0" }, [
-      element("span", { class: "handle", title: "Drag to reorder", "aria-hidden": "true", text: "⠿" }),
+      element("span", { class: "handle", title: gettext("Drag to reorder"), "aria-hidden": "true", text: "⠿" }),
       element("span", { class: "number" }),
       objSelect,
       attrSelect,
@@ -131,9 +152,9 @@ export function mount(form, view, hooks) {
         element("span", { class: "position-value", hidden: "" }, [direction, distance]),
       ]),
       element("span", { class: "moves" }, [
-        element("button", { type: "button", class: "up icon", "aria-label": "Move this step up", text: "↑" }),
-        element("button", { type: "button", class: "down icon", "aria-label": "Move this step down", text: "↓" }),
-        element("button", { type: "button", class: "remove icon", "aria-label": "Remove this step", text: "✕" }),
+        element("button", { type: "button", class: "up icon", "aria-label": gettext("Move this step up"), text: "↑" }),
+        element("button", { type: "button", class: "down icon", "aria-label": gettext("Move this step down"), text: "↓" }),
+        element("button", { type: "button", class: "remove icon", "aria-label": gettext("Remove this step"), text: "✕" }),
       ]),
     ]);
     row.addEventListener("change", () => {
@@ -197,16 +218,23 @@ export function mount(form, view, hooks) {
     answer() {
       const steps = rows().map((row, index) => {
         const step = readRow(row);
-        if (!step) throw new Error(`Step ${index + 1} is not complete: choose the object, the attribute and the value.`);
+        if (!step)
+          throw new Error(
+            interpolate(
+              gettext("Step %(number)s is not complete: choose the object, the attribute and the value."),
+              { number: index + 1 },
+              true,
+            ),
+          );
         return step;
       });
       return { steps };
     },
     showResult(result, target) {
-      const yours = result.answer ? result.answer.map((step) => describeStep(objects, step)) : ["(no answer)"];
+      const yours = result.answer ? result.answer.map((step) => describeStep(objects, step)) : [gettext("(no answer)")];
       const truth = result.truth.steps.map((step) => describeStep(objects, step));
       const table = element("table", { class: "grid compare", id: "compare" }, [
-        element("thead", {}, [element("tr", {}, [element("th", { text: "#" }), element("th", { text: "Your answer" }), element("th", { text: "Right answer" })])]),
+        element("thead", {}, [element("tr", {}, [element("th", { text: "#" }), element("th", { text: gettext("Your answer") }), element("th", { text: gettext("Right answer") })])]),
       ]);
       const tbody = element("tbody");
       for (let index = 0; index < Math.max(yours.length, truth.length); index += 1) {
