@@ -22,7 +22,11 @@ def requires(permission: str) -> type[permissions.BasePermission]:
     """A DRF permission class granting access to users who hold `permission` ("app.codename")."""
 
     class HasPermission(permissions.BasePermission):
-        message = f"You need the {permission} permission (a researcher's role)."
+        @property
+        def message(self) -> str:  # read when refusing: in the reader's language
+            return _("You need the %(permission)s permission (a researcher's role).") % {
+                "permission": permission
+            }
 
         def has_permission(self, request, view) -> bool:
             return bool(request.user and request.user.has_perm(permission))

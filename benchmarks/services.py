@@ -24,6 +24,7 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from accounts.inputs import text_problem
 from benchmarks import registry
@@ -62,15 +63,34 @@ def naming_problem(*, name: str, split: str, version: str) -> str | None:
     """What is wrong with a dataset's name, split or version (None when nothing is): each is one
     line of text (they name the dataset's files and downloads), the name is not empty."""
     if not isinstance(name, str) or not name.strip():
-        return "a dataset needs a name"
+        return _("a dataset needs a name")
     for field, value, limit in (("name", name, 200), ("split", split, 50), ("version", version, 50)):
         if not isinstance(value, str):
-            return f"{field}: expected text"
+            return _("%(field)s: expected text") % {"field": field}
         if len(value) > limit:
-            return f"{field}: at most {limit} characters"
+            return _("%(field)s: at most %(limit)s characters") % {"field": field, "limit": limit}
         if problem := text_problem(value, single_line=True):
-            return f"{field}: {problem}"
+            return _("%(field)s: %(problem)s") % {"field": field, "problem": problem}
     return None
+
+
+def already_exists(*, benchmark: str, name: str, split: str, version: str) -> str:
+    """Why a dataset cannot be imported under a name, split and version another one has."""
+    return _(
+        "a %(benchmark)s dataset named %(name)r (split %(split)s, version %(version)s) already exists"
+    ) % {
+        "benchmark": benchmark,
+        "name": name,
+        "split": split or "-",
+        "version": version,
+    }
+
+
+def no_records(source: str) -> str:
+    """Why an official file that holds nothing is not imported."""
+    if source:
+        return _("%(source)s holds no records") % {"source": source}
+    return _("the file holds no records")
 
 
 def import_dataset(
@@ -104,13 +124,11 @@ def import_dataset(
     if problem := naming_problem(name=name, split=split, version=version):
         raise ImportRefused(problem)
     if Dataset.objects.filter(benchmark=benchmark, name=name, split=split, version=version).exists():
-        raise ImportRefused(
-            f"a {benchmark} dataset named {name!r} (split {split or '-'}, version {version}) already exists"
-        )
+        raise ImportRefused(already_exists(benchmark=benchmark, name=name, split=split, version=version))
     if images_dir is not None and not Path(images_dir).is_dir():
-        raise ImportRefused(f"images folder {images_dir} does not exist")
+        raise ImportRefused(_("images folder %(folder)s does not exist") % {"folder": images_dir})
     if scenes_data is not None and not spec.has_scenes:
-        raise ImportRefused(f"{spec.title} has no separate scenes file")
+        raise ImportRefused(_("%(benchmark)s has no separate scenes file") % {"benchmark": spec.title})
 
     progress("checking records", 0, 0)
     stream = None if isinstance(data, bytes | bytearray | memoryview) else data
@@ -127,7 +145,7 @@ def import_dataset(
         prepared = module.prepare(stream.read() if stream is not None else data, source=source)
         total = len(prepared.labelled)
         if not total:
-            raise ImportRefused(f"{source or 'the file'} holds no records")
+            raise ImportRefused(no_records(source))
     errors = RecordErrors()
     scenes_meta: dict = {}
     scenes: list[SceneRecord] = []
@@ -185,7 +203,7 @@ def import_dataset(
             if errors:
                 raise FormatError(errors, source=source)
             if not count:
-                raise ImportRefused(f"{source or 'the file'} holds no records")
+                raise ImportRefused(no_records(source))
             if (count, units) != (dataset.item_count, dataset.unit_count):
                 dataset.item_count, dataset.unit_count = count, units
                 dataset.save(update_fields=["item_count", "unit_count"])
@@ -375,7 +393,7 @@ def export_chunks(dataset: Dataset) -> Iterator[bytes]:
 def export_scene_chunks(dataset: Dataset) -> Iterator[bytes]:
     spec = dataset.spec
     if not spec.has_scenes:
-        raise ImportRefused(f"{spec.title} has no separate scenes file")
+        raise ImportRefused(_("%(benchmark)s has no separate scenes file") % {"benchmark": spec.title})
     scenes = dataset.scenes.order_by("position").values_list("data", flat=True).iterator(chunk_size=2000)
     return spec.formats.serialize_scenes(dataset.scenes_meta, scenes)
 
@@ -610,15 +628,16 @@ def start_import_job(
     ).count()
     if 0 < settings.JOBS_PER_PERSON <= waiting:
         raise ImportRefused(
-            f"you have {waiting} imports waiting or running, the most one person may have at once "
-            f"({settings.JOBS_PER_PERSON}): wait for one to finish"
+            _(
+                "you have %(waiting)s imports waiting or running, the most one person may have at once "
+                "(%(most)s): wait for one to finish"
+            )
+            % {"waiting": waiting, "most": settings.JOBS_PER_PERSON}
         )
     if scenes_upload is not None and not spec.has_scenes:
-        raise ImportRefused(f"{spec.title} has no separate scenes file")
+        raise ImportRefused(_("%(benchmark)s has no separate scenes file") % {"benchmark": spec.title})
     if Dataset.objects.filter(benchmark=benchmark, name=name, split=split, version=version).exists():
-        raise ImportRefused(
-            f"a {benchmark} dataset named {name!r} (split {split or '-'}, version {version}) already exists"
-        )
+        raise ImportRefused(already_exists(benchmark=benchmark, name=name, split=split, version=version))
     job = ImportJob.objects.create(
         created_by=user,
         benchmark=benchmark,

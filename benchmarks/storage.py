@@ -33,10 +33,14 @@ uploads = UploadStorage()
 def check_upload_size(upload) -> None:
     """Refuse an uploaded file larger than MAX_UPLOAD_BYTES (a form or serializer validator)."""
     from django.core.exceptions import ValidationError
+    from django.utils.translation import gettext as _
 
     limit = settings.MAX_UPLOAD_BYTES
     if upload is not None and upload.size > limit:
         raise ValidationError(
-            f"the file is {upload.size / 2**20:.1f} MB, larger than the {limit / 2**20:.0f} MB this server "
-            "accepts (YARDSTICK_MAX_UPLOAD_MB)"
+            _(
+                "the file is %(size)s MB, larger than the %(limit)s MB this server accepts "
+                "(YARDSTICK_MAX_UPLOAD_MB)"
+            )
+            % {"size": f"{upload.size / 2**20:.1f}", "limit": f"{limit / 2**20:.0f}"}
         )

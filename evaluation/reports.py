@@ -336,6 +336,21 @@ def table_latex(table: Table) -> str:
 # --- paired comparisons of two rows --------------------------------------------------------------
 
 
+#: Why a column (or a pair of rows) is not compared, by a code that stays the same in every
+#: language: the entry's "skipped" holds the English text, its "skipped_code" the code.
+SKIP_REASONS = {
+    "not_a_mean": "not a mean over units: no paired comparison",
+    "setting_unanswered": "one of the rows has no answers in this setting",
+    "no_common_units": "no unit was answered by both rows",
+}
+
+
+def skip(entry: dict[str, Any], code: str) -> None:
+    """Mark a compared entry skipped for the reason `code` (a key of SKIP_REASONS)."""
+    entry["skipped"] = SKIP_REASONS[code]
+    entry["skipped_code"] = code
+
+
 def compare_rows(
     spec: BenchmarkSpec,
     a: Mapping[str, ScoredSubmission],
@@ -356,7 +371,8 @@ def compare_rows(
     this label (e.g. "Acc"). `by`: one of the spec's `comparison_strata` (a per-unit field such as
     a transformation length): each column is also compared within each of its values,
     under "strata", those tests joining the Holm family. A column that cannot be compared says
-    why under "skipped".
+    why under "skipped" (in English) and "skipped_code" (a key of SKIP_REASONS, for a page to say
+    it in its reader's language).
     """
     results: list[dict[str, Any]] = []
     for column in spec.report_columns():
@@ -370,15 +386,15 @@ def compare_rows(
         }
         results.append(entry)
         if column.item_key is None:
-            entry["skipped"] = "not a mean over units: no paired comparison"
+            skip(entry, "not_a_mean")
             continue
         first, second = a.get(column.setting), b.get(column.setting)
         if first is None or second is None:
-            entry["skipped"] = "one of the rows has no answers in this setting"
+            skip(entry, "setting_unanswered")
             continue
         units, x, y = paired_unit_values(spec, column, first, second)
         if not units:
-            entry["skipped"] = "no unit was answered by both rows"
+            skip(entry, "no_common_units")
             continue
         entry.update(compared(column, x, y, resamples=resamples, seed=seed))
         if by:
@@ -618,7 +634,7 @@ def pairwise_comparisons(
                 spec, column, rows[first][column.setting], rows[second][column.setting]
             )
             if not units:
-                entry["skipped"] = "no unit was answered by both rows"
+                skip(entry, "no_common_units")
             else:
                 entry.update(compared(column, x, y, resamples=resamples, seed=seed))
             results.append(entry)

@@ -9,6 +9,7 @@ from typing import Any
 
 from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from benchmarks.models import Dataset, Item
 from evaluation.models import Prediction, ScoringJob, Submission
@@ -156,8 +157,11 @@ def labelled_rows(
     grouped = {label: row for (_, label), row in row_groups(dataset.spec, submissions).items()}
     for label in labels or ():
         if label not in grouped:
-            known = ", ".join(repr(name) for name in grouped) or "none"
-            raise RowNotFound(f"{dataset} has no report row {label!r} (rows: {known})")
+            known = ", ".join(repr(name) for name in grouped) or gettext("none")
+            raise RowNotFound(
+                gettext("%(dataset)s has no report row %(label)r (rows: %(known)s)")
+                % {"dataset": dataset, "label": label, "known": known}
+            )
     wanted = [submission for label in (labels or list(grouped)) for submission in grouped[label].values()]
     scored = {submission.pk: row for submission, row in zip(wanted, scored_rows(wanted), strict=True)}
     return {
@@ -192,11 +196,14 @@ def compare_report_rows(
     from django.core.cache import cache
 
     if label_a == label_b:
-        raise RowNotFound("choose two different rows")
+        raise RowNotFound(gettext("choose two different rows"))
     strata = {choice.value for choice in dataset.spec.comparison_strata}
     if by and by not in strata:
-        choices = ", ".join(sorted(strata)) or "none"
-        raise RowNotFound(f"{dataset.spec.title} rows are compared within {choices}, not {by!r}")
+        choices = ", ".join(sorted(strata)) or gettext("none")
+        raise RowNotFound(
+            gettext("%(title)s rows are compared within %(choices)s, not %(by)r")
+            % {"title": dataset.spec.title, "choices": choices, "by": by}
+        )
     submissions = scored_submissions(dataset)
     key = f"yardstick:compare:{submission_versions(dataset, submissions)}:" + hashlib_of(
         (label_a, label_b, metric, by, resamples)
@@ -263,11 +270,16 @@ def overlap_split(dataset: Dataset, label_a: str, label_b: str, column_label: st
         None,
     )
     if column is None or not column.proportion:
-        raise RowNotFound(f"{spec.title} reports have no right/wrong column {column_label!r}")
+        raise RowNotFound(
+            gettext("%(title)s reports have no right/wrong column %(column)r")
+            % {"title": spec.title, "column": column_label}
+        )
     groups = labelled_rows(dataset, [label_a, label_b], submissions)
     first, second = groups[label_a].get(column.setting), groups[label_b].get(column.setting)
     if first is None or second is None:
-        raise RowNotFound(f"one of the rows has no answers in the setting of {column_label}")
+        raise RowNotFound(
+            gettext("one of the rows has no answers in the setting of %(column)s") % {"column": column_label}
+        )
     units, x, y = paired_unit_values(spec, column, first, second)
     split = error_overlap(
         {unit: value >= 0.5 for unit, value in zip(units, x, strict=True)},

@@ -24,6 +24,8 @@ from django.db import transaction
 from django.db.models import Count, Q, TextField
 from django.db.models.functions import Cast
 from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from accounts.inputs import text_problem
 from accounts.permissions import may_change
@@ -108,7 +110,7 @@ def check_choices(
     if origin in PLAN_ORIGINS:
         # A test plan's rows are named by its row label, which the plan's own checks keep free;
         # a tester starting a test must never be refused for a name.
-        problem = None if name.strip() else NAME_NEEDED
+        problem = None if name.strip() else _(NAME_NEEDED)
     else:
         problem = name_problem(dataset=dataset, name=name, setting=setting)
     if problem:
@@ -117,7 +119,7 @@ def check_choices(
 
 #: Origins whose submissions a test plan makes and names (its pooled row, each tester's).
 PLAN_ORIGINS = (Submission.Origin.TEST_PLAN, Submission.Origin.TEST_SESSION)
-NAME_NEEDED = "a submission needs a name (its row label in the report)"
+NAME_NEEDED = gettext_noop("a submission needs a name (its row label in the report)")
 
 
 def name_problem(
@@ -133,7 +135,7 @@ def name_problem(
         return problem
     name = name.strip()
     if not name:
-        return NAME_NEEDED
+        return _(NAME_NEEDED)
     taken = Submission.objects.filter(dataset=dataset, name=name, setting=setting, pool__isnull=True).exclude(
         origin=Submission.Origin.TEST_SESSION
     )
@@ -141,11 +143,15 @@ def name_problem(
         taken = taken.exclude(pk=excluding.pk)
     if not taken.exists():
         return None
-    where = f" in the setting “{dataset.spec.setting_label(setting)}”" if setting else ""
-    return (
-        f"{dataset.title} already has a submission named {name!r}{where}: choose another name, "
+    if setting:
+        return _(
+            "%(dataset)s already has a submission named %(name)r in the setting “%(setting)s”: choose "
+            "another name, or rename or delete that one on the report page first"
+        ) % {"dataset": dataset.title, "name": name, "setting": dataset.spec.setting_label(setting)}
+    return _(
+        "%(dataset)s already has a submission named %(name)r: choose another name, "
         "or rename or delete that one on the report page first"
-    )
+    ) % {"dataset": dataset.title, "name": name}
 
 
 def create_submission(
@@ -405,10 +411,13 @@ def owner_problem(*, user: Any, submission: Submission) -> str | None:
     researcher role reads every report, but only who added a submission, or an admin, changes it."""
     if may_change(user, submission):
         return None
-    added_by = f" ({submission.created_by.username})" if submission.created_by_id else ""
-    return (
-        f"only the researcher who added {submission.name!r}{added_by}, or an admin, can rename or delete it"
-    )
+    if submission.created_by_id:
+        return _(
+            "only the researcher who added %(name)r (%(username)s), or an admin, can rename or delete it"
+        ) % {"name": submission.name, "username": submission.created_by.username}
+    return _("only the researcher who added %(name)r, or an admin, can rename or delete it") % {
+        "name": submission.name
+    }
 
 
 def plan_row_problem(submission: Submission) -> str | None:
@@ -418,11 +427,15 @@ def plan_row_problem(submission: Submission) -> str | None:
     if submission.origin not in PLAN_ORIGINS:
         return None
     plan = submission.parameters.get("plan")
-    which = f"test plan {plan}" if plan else "a test plan"
-    return (
-        f"{submission.name!r} is the testers' results of {which}: it is deleted with the plan, from the "
+    if plan:
+        return _(
+            "%(name)r is the testers' results of test plan %(plan)s: it is deleted with the plan, from the "
+            "plan's page, and named by the row label the plan was made with"
+        ) % {"name": submission.name, "plan": plan}
+    return _(
+        "%(name)r is the testers' results of a test plan: it is deleted with the plan, from the "
         "plan's page, and named by the row label the plan was made with"
-    )
+    ) % {"name": submission.name}
 
 
 def change_problem(*, user: Any, submission: Submission) -> str | None:
@@ -514,8 +527,11 @@ def start_scoring_job(
     ).count()
     if created_by is not None and 0 < settings.JOBS_PER_PERSON <= waiting:
         raise SubmissionRefused(
-            f"you have {waiting} uploads being scored, the most one person may have at once "
-            f"({settings.JOBS_PER_PERSON}): wait for one to finish"
+            _(
+                "you have %(waiting)s uploads being scored, the most one person may have at once "
+                "(%(most)s): wait for one to finish"
+            )
+            % {"waiting": waiting, "most": settings.JOBS_PER_PERSON}
         )
     check_storable(dataset.spec.read_predictions(data, source=source), source=source)
     with transaction.atomic():

@@ -22,6 +22,7 @@ from evaluation.forms import RenameForm, SubmissionForm
 from evaluation.models import Submission
 from evaluation.plots import overlap_plot, report_plots
 from evaluation.reports import (
+    SKIP_REASONS,
     comparison_csv,
     comparison_latex,
     format_value,
@@ -335,10 +336,25 @@ class ScoringJobsView(PermissionRequiredMixin, View):
         return render(request, "evaluation/_scoring_jobs.html", {"dataset": dataset, "scoring": scoring})
 
 
+# Why a column is not compared, in the reader's language (the English ones are SKIP_REASONS's).
+SKIPPED_LABELS = {
+    "not_a_mean": gettext_lazy("not a mean over units: no paired comparison"),
+    "setting_unanswered": gettext_lazy("one of the rows has no answers in this setting"),
+    "no_common_units": gettext_lazy("no unit was answered by both rows"),
+}
+SKIPPED_CODES = {text: code for code, text in SKIP_REASONS.items()}
+
+
 def comparison_cells(column: dict) -> dict:
-    """A compared column with its numbers formatted for the page."""
+    """A compared column with its numbers formatted for the page (a skipped one's reason in the
+    reader's language, its code under "skipped_code")."""
     cells = dict(column)
-    if "skipped" not in column:
+    if "skipped" in column:
+        # A result cached before the codes were kept names its reason by the English text only.
+        code = column.get("skipped_code") or SKIPPED_CODES.get(column["skipped"], "")
+        cells["skipped_code"] = code
+        cells["skipped"] = SKIPPED_LABELS.get(code, column["skipped"])
+    else:
         cells["shown"] = {key: format_value(column[key]) for key in ("mean_a", "mean_b", "low", "high")} | {
             "difference": f"{column['difference']:+.3f}"
         }

@@ -17,6 +17,7 @@ import orjson
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from humantest.models import TestSession, Trial
 from humantest.scoring import score_one, store_prediction, unit_for
@@ -91,7 +92,7 @@ def clean_client(raw: Any) -> dict[str, Any]:
     if raw is None:
         return {}
     if not isinstance(raw, dict):
-        raise AnswerRefused("client", "expected an object of timings")
+        raise AnswerRefused("client", _("expected an object of timings"))
     clean: dict[str, Any] = {}
     for key in CLIENT_TIMINGS:
         value = raw.get(key)
@@ -105,20 +106,25 @@ def clean_client(raw: Any) -> dict[str, Any]:
         clean["viewport"] = clean_viewport(viewport)
     events = raw.get("events", [])
     if not isinstance(events, list) or len(events) > MAX_CLIENT_EVENTS:
-        raise AnswerRefused("client.events", f"expected a list of at most {MAX_CLIENT_EVENTS} events")
+        raise AnswerRefused(
+            "client.events",
+            _("expected a list of at most %(limit)s events") % {"limit": MAX_CLIENT_EVENTS},
+        )
     clean_events: list[dict[str, Any]] = []
     for index, event in enumerate(events):
         event_type = event.get("type") if isinstance(event, dict) else None
         moment = event.get("t") if isinstance(event, dict) else None
         if event_type not in CLIENT_EVENT_TYPES:
             raise AnswerRefused(
-                f"client.events[{index}].type", f"expected one of {', '.join(CLIENT_EVENT_TYPES)}"
+                f"client.events[{index}].type",
+                _("expected one of %(types)s") % {"types": ", ".join(CLIENT_EVENT_TYPES)},
             )
         moment = milliseconds(moment, f"client.events[{index}].t")
         if clean_events and moment < clean_events[-1]["t"]:
             raise AnswerRefused(
                 f"client.events[{index}].t",
-                f"events are in time order: {moment} comes before the previous event's {clean_events[-1]['t']}",
+                _("events are in time order: %(moment)s comes before the previous event's %(previous)s")
+                % {"moment": moment, "previous": clean_events[-1]["t"]},
             )
         clean_events.append({"type": event_type, "t": moment})
     clean["events"] = clean_events
@@ -128,7 +134,7 @@ def clean_client(raw: Any) -> dict[str, Any]:
 def clean_viewport(raw: Any) -> dict[str, Any]:
     """The browser window's inner width and height (CSS pixels) and its device pixel ratio."""
     if not isinstance(raw, dict):
-        raise AnswerRefused("client.viewport", "expected an object {width, height, dpr}")
+        raise AnswerRefused("client.viewport", _("expected an object {width, height, dpr}"))
     clean: dict[str, Any] = {
         side: whole_number(raw.get(side), f"client.viewport.{side}", 1, MAX_VIEWPORT_PX)
         for side in ("width", "height")
@@ -137,8 +143,8 @@ def clean_viewport(raw: Any) -> dict[str, Any]:
     if isinstance(dpr, bool) or not isinstance(dpr, (int, float)) or not 0 < dpr <= MAX_DEVICE_PIXEL_RATIO:
         raise AnswerRefused(
             "client.viewport.dpr",
-            f"expected device pixels per CSS pixel, a number over 0 and at most {MAX_DEVICE_PIXEL_RATIO}, "
-            f"got {dpr!r}",
+            _("expected device pixels per CSS pixel, a number over 0 and at most %(limit)s, got %(value)r")
+            % {"limit": MAX_DEVICE_PIXEL_RATIO, "value": dpr},
         )
     clean["dpr"] = float(dpr)
     return clean
@@ -147,16 +153,24 @@ def clean_viewport(raw: Any) -> dict[str, Any]:
 def whole_number(value: Any, field: str, low: int, high: int) -> int:
     """A count or a size in pixels, checked: an integer from `low` to `high` (AnswerRefused otherwise)."""
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise AnswerRefused(field, f"expected a whole number from {low} to {high:,}, got {value!r}")
+        raise AnswerRefused(
+            field,
+            _("expected a whole number from %(low)s to %(high)s, got %(value)r")
+            % {"low": low, "high": f"{high:,}", "value": value},
+        )
     return value
 
 
 def milliseconds(value: Any, field: str) -> float:
     """A browser timing, checked: milliseconds from 0 to MAX_CLIENT_MS (AnswerRefused otherwise)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise AnswerRefused(field, f"expected milliseconds (a number), got {value!r}")
+        raise AnswerRefused(field, _("expected milliseconds (a number), got %(value)r") % {"value": value})
     if not 0 <= value <= MAX_CLIENT_MS:
-        raise AnswerRefused(field, f"expected milliseconds from 0 to {MAX_CLIENT_MS}, got {value!r}")
+        raise AnswerRefused(
+            field,
+            _("expected milliseconds from 0 to %(limit)s, got %(value)r")
+            % {"limit": MAX_CLIENT_MS, "value": value},
+        )
     return round(float(value), 1)
 
 
@@ -197,10 +211,13 @@ def lock_open_trial(trial_pk: int, tester, raw_client: Any) -> tuple[Trial, dict
         .get(pk=trial_pk)
     )
     if trial.session.tester_id != tester.pk:
-        raise PermissionDenied("this is another tester's trial")
+        raise PermissionDenied(_("this is another tester's trial"))
     client = clean_client(raw_client)
     if trial.status != Trial.Status.SERVED:
-        raise TrialClosed(f"trial {trial.position + 1} is already {trial.get_status_display().lower()}")
+        raise TrialClosed(
+            _("trial %(number)s is already %(status)s")
+            % {"number": trial.position + 1, "status": trial.get_status_display().lower()}
+        )
     return trial, client
 
 
@@ -220,7 +237,9 @@ def record_answer(trial_pk: int, tester, raw_answer: Any, raw_client: Any) -> Tr
             return trial
         answer = trial_for(trial.item.dataset.benchmark).read_answer(unit_for(trial), raw_answer)
         if len(orjson.dumps(answer)) > MAX_ANSWER_BYTES:
-            raise AnswerRefused("answer", f"an answer is at most {MAX_ANSWER_BYTES:,} bytes")
+            raise AnswerRefused(
+                "answer", _("an answer is at most %(limit)s bytes") % {"limit": f"{MAX_ANSWER_BYTES:,}"}
+            )
         trial.status = Trial.Status.ANSWERED
         trial.answered_at = now
         trial.answer = answer
@@ -240,7 +259,7 @@ def request_timeout(trial_pk: int, tester, raw_client: Any) -> Trial:
     with transaction.atomic():
         trial, client = lock_open_trial(trial_pk, tester, raw_client)
         if trial.deadline is None or timezone.now() < trial.deadline - EARLY_TIMEOUT:
-            raise TrialClosed("this trial's time is not up on the server's clock")
+            raise TrialClosed(_("this trial's time is not up on the server's clock"))
         close_timed_out(trial, client=client)
     return trial
 

@@ -146,7 +146,10 @@ def clean_rules(raw: Mapping[str, Any]) -> dict[str, Any]:
     field otherwise. Unknown fields are refused too (a typo would otherwise switch a rule off)."""
     unknown = sorted(set(raw) - set(RULE_NAMES))
     if unknown:
-        raise RulesRefused(unknown[0], f"not an exclusion rule; the rules are {', '.join(RULE_NAMES)}")
+        raise RulesRefused(
+            unknown[0],
+            gettext("not an exclusion rule; the rules are %(rules)s") % {"rules": ", ".join(RULE_NAMES)},
+        )
     values: dict[str, Any] = {}
     for name in RULE_NAMES:
         value = raw.get(name)
@@ -156,27 +159,33 @@ def clean_rules(raw: Mapping[str, Any]) -> dict[str, Any]:
             elif value in (True, "true", "on", "1"):
                 values[name] = True
             else:
-                raise RulesRefused(name, f"expected true or false, got {value!r}")
+                raise RulesRefused(name, gettext("expected true or false, got %(value)r") % {"value": value})
             continue
         if value is None or (isinstance(value, str) and value.strip() == ""):
             values[name] = None
             continue
         whole = name in ("catch_failures", "max_focus_losses")
         if isinstance(value, bool):
-            raise RulesRefused(name, f"expected a number, got {value!r}")
+            raise RulesRefused(name, gettext("expected a number, got %(value)r") % {"value": value})
         if isinstance(value, str):
             text = value.strip()
             try:
                 value = int(text) if whole and text.isascii() and text.isdigit() else float(text)
             except ValueError:
-                raise RulesRefused(name, f"expected a number, got {value!r}") from None
+                raise RulesRefused(
+                    name, gettext("expected a number, got %(value)r") % {"value": value}
+                ) from None
         if not isinstance(value, (int, float)) or not math.isfinite(value):
-            raise RulesRefused(name, f"expected a number, got {value!r}")
+            raise RulesRefused(name, gettext("expected a number, got %(value)r") % {"value": value})
         if whole and (not float(value).is_integer()):
-            raise RulesRefused(name, f"expected a whole number, got {value!r}")
+            raise RulesRefused(name, gettext("expected a whole number, got %(value)r") % {"value": value})
         low = 1 if name == "catch_failures" else 0
         if not low <= value <= LIMITS[name]:
-            raise RulesRefused(name, f"expected {low} to {LIMITS[name]:g}, got {value!r}")
+            raise RulesRefused(
+                name,
+                gettext("expected %(low)s to %(high)s, got %(value)r")
+                % {"low": low, "high": f"{LIMITS[name]:g}", "value": value},
+            )
         values[name] = int(value) if whole else float(value)
     return values
 

@@ -24,6 +24,7 @@ from django.db import transaction
 from django.urls import reverse
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
+from django.utils.translation import gettext as _
 
 from accounts import inputs
 from accounts.roles import PARTICIPANT, TESTER
@@ -45,11 +46,14 @@ class Invited:
     link: str  # the one-time log-in link (a path), for accounts without a password
 
 
-def entries(text: str, where: str = "line") -> list[tuple[str, str]]:
+def entries(text: str, where: str | None = None) -> list[tuple[str, str]]:
     """(where, username or e-mail) from pasted lines or a CSV (first column, or the column named
-    username or email; a header line is recognised and skipped); `where` names the lines."""
+    username or email; a header line is recognised and skipped); `where` names the lines, with
+    %(number)s for the line's number ("line %(number)s" when None)."""
+    if where is None:
+        where = _("line %(number)s")
     if len(text) > 2_000_000:
-        raise InvitationRefused("the list is larger than 2 MB")
+        raise InvitationRefused(_("the list is larger than 2 MB"))
     rows = list(csv.reader(io.StringIO(text.replace("\t", ","))))
     column = 0
     found: list[tuple[str, str]] = []
@@ -64,9 +68,9 @@ def entries(text: str, where: str = "line") -> list[tuple[str, str]]:
             continue
         value = cells[column] if column < len(cells) else ""
         if value:
-            found.append((f"{where} {number}", value))
+            found.append((where % {"number": number}, value))
     if len(found) > INVITE_LIMIT:
-        raise InvitationRefused(f"at most {INVITE_LIMIT} people an invitation")
+        raise InvitationRefused(_("at most %(limit)s people an invitation") % {"limit": INVITE_LIMIT})
     return found
 
 
@@ -75,12 +79,12 @@ def invite(plan: TestPlan, *texts: str, invited_by=None) -> list[Invited]:
     InvitationRefused names the first bad line."""
     users = get_user_model().objects
     checked: list[tuple[str, str]] = []  # (username, email)
-    names = ("line", "file, line")
+    names = (_("line %(number)s"), _("file, line %(number)s"))
     found = [
         entry for index, text in enumerate(texts) if text for entry in entries(text, names[min(index, 1)])
     ]
     if len(found) > INVITE_LIMIT:
-        raise InvitationRefused(f"at most {INVITE_LIMIT} people an invitation")
+        raise InvitationRefused(_("at most %(limit)s people an invitation") % {"limit": INVITE_LIMIT})
     for where, value in found:
         try:
             value = inputs.name(value, where, max_length=254)
@@ -90,20 +94,25 @@ def invite(plan: TestPlan, *texts: str, invited_by=None) -> list[Invited]:
             try:
                 validate_email(value)
             except ValidationError:
-                raise InvitationRefused(f"{where}: {value!r} is not an e-mail address") from None
+                raise InvitationRefused(
+                    _("%(where)s: %(value)r is not an e-mail address") % {"where": where, "value": value}
+                ) from None
             checked.append(("", value.lower()))
         else:
             try:
                 UnicodeUsernameValidator()(value)
             except ValidationError:
                 raise InvitationRefused(
-                    f"{where}: {value!r} is not a username (letters, digits and @.+-_ only)"
+                    _("%(where)s: %(value)r is not a username (letters, digits and @.+-_ only)")
+                    % {"where": where, "value": value}
                 ) from None
             if len(value) > 150:
-                raise InvitationRefused(f"{where}: a username has at most 150 characters")
+                raise InvitationRefused(
+                    _("%(where)s: a username has at most 150 characters") % {"where": where}
+                )
             checked.append((value, ""))
     if not checked:
-        raise InvitationRefused("the list names nobody: one username or e-mail address a line")
+        raise InvitationRefused(_("the list names nobody: one username or e-mail address a line"))
     tester_group = Group.objects.get_or_create(name=TESTER)[0]
     made: list[Invited] = []
     with transaction.atomic():
@@ -117,7 +126,10 @@ def invite(plan: TestPlan, *texts: str, invited_by=None) -> list[Invited]:
             if new:
                 user = users.create_user(username=username or free_username(email), email=email)
             elif user.groups.filter(name=PARTICIPANT).exists():
-                raise InvitationRefused(f"{user.username} is a study participant's account, not a tester's")
+                raise InvitationRefused(
+                    _("%(username)s is a study participant's account, not a tester's")
+                    % {"username": user.username}
+                )
             user.groups.add(tester_group)
             plan.testers.add(user)
             link = "" if user.has_usable_password() else welcome_link(user)

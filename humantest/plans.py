@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from accounts.inputs import text_problem
 from benchmarks.spec import one_of
@@ -65,9 +66,12 @@ def plan_problems(
     ):
         missing = [value for value in values if value not in known]
         if missing:
-            problems[field] = f"no item {', '.join(missing[:5])} in {dataset}"
+            problems[field] = _("no item %(items)s in %(dataset)s") % {
+                "items": ", ".join(missing[:5]),
+                "dataset": dataset,
+            }
     if draw == TestPlan.Draw.FIXED and not fixed_items:
-        problems["fixed_items"] = "a fixed draw needs its list of item ids"
+        problems["fixed_items"] = _("a fixed draw needs its list of item ids")
     problems.update(
         quality_problems(
             practice_items=practice_items,
@@ -80,9 +84,9 @@ def plan_problems(
         )
     )
     if TestPlan.objects.filter(dataset=dataset, setting=setting, row_label=row_label).exists():
-        problems["row_label"] = (
-            f"another plan on {dataset} already reports its testers as {row_label!r}: choose another row label"
-        )
+        problems["row_label"] = _(
+            "another plan on %(dataset)s already reports its testers as %(label)r: choose another row label"
+        ) % {"dataset": dataset, "label": row_label}
     return problems
 
 
@@ -105,27 +109,35 @@ def quality_problems(
     problems: dict[str, str] = {}
     if qualify_min_correct is not None:
         if not practice_items:
-            problems["qualify_min_correct"] = "a qualification is scored on practice items: list some first"
-        elif not 1 <= qualify_min_correct <= len(practice_items):
-            problems["qualify_min_correct"] = (
-                f"expected 1 to {len(practice_items)} (the practice items), got {qualify_min_correct}"
+            problems["qualify_min_correct"] = _(
+                "a qualification is scored on practice items: list some first"
             )
+        elif not 1 <= qualify_min_correct <= len(practice_items):
+            problems["qualify_min_correct"] = _(
+                "expected 1 to %(count)s (the practice items), got %(value)s"
+            ) % {"count": len(practice_items), "value": qualify_min_correct}
         if not 1 <= qualify_rounds <= MAX_QUALIFY_ROUNDS:
-            problems["qualify_rounds"] = f"expected 1 to {MAX_QUALIFY_ROUNDS} rounds, got {qualify_rounds}"
+            problems["qualify_rounds"] = _("expected 1 to %(limit)s rounds, got %(value)s") % {
+                "limit": MAX_QUALIFY_ROUNDS,
+                "value": qualify_rounds,
+            }
     if not 0 <= catch_count <= MAX_CATCH:
-        problems["catch_count"] = f"expected 0 to {MAX_CATCH} catch trials, got {catch_count}"
+        problems["catch_count"] = _("expected 0 to %(limit)s catch trials, got %(value)s") % {
+            "limit": MAX_CATCH,
+            "value": catch_count,
+        }
     elif catch_count and len(set(catch_items)) < catch_count and not catch_from_easy:
-        problems["catch_count"] = (
-            f"{catch_count} catch trials need at least {catch_count} catch items "
-            f"(listed: {len(set(catch_items))}), or drawing them from items everyone answered right"
-        )
+        problems["catch_count"] = _(
+            "%(count)s catch trials need at least %(count)s catch items (listed: %(listed)s), "
+            "or drawing them from items everyone answered right"
+        ) % {"count": catch_count, "listed": len(set(catch_items))}
     measured = set(fixed_items) | set(practice_items)
     if overlap := sorted(set(catch_items) & measured):
-        problems["catch_items"] = (
-            f"a catch item is never a measured or practice item: {', '.join(overlap[:5])} is listed as both"
-        )
+        problems["catch_items"] = _(
+            "a catch item is never a measured or practice item: %(items)s is listed as both"
+        ) % {"items": ", ".join(overlap[:5])}
     if len(catch_items) != len(set(catch_items)):
-        problems.setdefault("catch_items", "an item is listed twice")
+        problems.setdefault("catch_items", _("an item is listed twice"))
     return problems
 
 
@@ -144,14 +156,19 @@ def balance_by_problem(trial: BenchmarkTrial, balance_by: str, setting: str) -> 
             if not field.setting or field.setting == setting
         ]
         if not usable:
-            return f"{title} items cannot be balanced here: choose “No balancing”, not {balance_by!r}"
-        return f"{title} items can be balanced by {one_of(usable)}: choose one of them or “No balancing”, not {balance_by!r}"
+            return _("%(benchmark)s items cannot be balanced here: choose “No balancing”, not %(value)r") % {
+                "benchmark": title,
+                "value": balance_by,
+            }
+        return _(
+            "%(benchmark)s items can be balanced by %(choices)s: choose one of them or “No balancing”, not %(value)r"
+        ) % {"benchmark": title, "choices": one_of(usable), "value": balance_by}
     if balance.setting and setting != balance.setting:
         needed = trial.spec.setting_label(balance.setting)
-        return (
-            f"balancing by “{balance.label}” needs the setting “{needed}” ({balance.setting!r}): "
-            f"choose that setting, or another balancing"
-        )
+        return _(
+            "balancing by “%(field)s” needs the setting “%(setting)s” (%(value)r): "
+            "choose that setting, or another balancing"
+        ) % {"field": balance.label, "setting": needed, "value": balance.setting}
     return None
 
 

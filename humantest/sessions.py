@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from humantest.drawing import catch_units, draw_units, practice_units
 from humantest.models import TestPlan, TestSession, Trial
@@ -62,15 +63,17 @@ def start_practice(session: TestSession) -> TestSession:
     from humantest.qualification import qualification
 
     if session.status not in (TestSession.Status.BRIEF, TestSession.Status.PRACTICE):
-        raise TrialClosed("practice is over once the test has started")
+        raise TrialClosed(_("practice is over once the test has started"))
     standing = qualification(session)
     if standing.required and not standing.qualified and not standing.rounds_left:
-        raise TrialClosed(f"this test allows {standing.allowed} practice rounds to qualify")
+        raise TrialClosed(
+            _("this test allows %(rounds)s practice rounds to qualify") % {"rounds": standing.allowed}
+        )
     if session.status == TestSession.Status.PRACTICE and open_trials(session).exists():
-        raise TrialClosed("finish this practice round first")
+        raise TrialClosed(_("finish this practice round first"))
     units = practice_units(session.plan)
     if not units:
-        raise TrialClosed("this plan has no practice items")
+        raise TrialClosed(_("this plan has no practice items"))
     with transaction.atomic():
         session.practice_round += 1
         session.status = TestSession.Status.PRACTICE
@@ -99,7 +102,10 @@ def begin_test(session: TestSession) -> TestSession:
     if session.status in (TestSession.Status.BRIEF, TestSession.Status.PRACTICE):
         standing = qualification(session)
         if not standing.qualified:
-            raise TrialClosed(f"the test starts once a practice round has {standing.needed} right answers")
+            raise TrialClosed(
+                _("the test starts once a practice round has %(needed)s right answers")
+                % {"needed": standing.needed}
+            )
         session.status = TestSession.Status.RUNNING
         session.started_at = timezone.now()
         session.save(update_fields=["status", "started_at"])

@@ -34,6 +34,7 @@ from django.contrib.auth.models import Group
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Q
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from accounts import inputs
 from accounts.roles import PARTICIPANT
@@ -111,7 +112,11 @@ def update_study(plan: TestPlan, **changes: Any) -> Study:
         "bonus_threshold", *TEXT_SETTINGS, *URL_SETTINGS, *MONEY_SETTINGS, *STOP_SETTINGS,
     }  # fmt: skip
     if unknown:
-        raise StudyRefused("field", f"not a study setting: {', '.join(sorted(unknown))}", sorted(unknown)[0])
+        raise StudyRefused(
+            "field",
+            _("not a study setting: %(names)s") % {"names": ", ".join(sorted(unknown))},
+            sorted(unknown)[0],
+        )
     clean: dict[str, Any] = {}
     try:
         for name, value in changes.items():
@@ -145,14 +150,14 @@ def update_study(plan: TestPlan, **changes: Any) -> Study:
                 clean[name] = inputs.integer(value, name, minimum=60, maximum=30 * 24 * 3600)
             else:  # opens_at, closes_at
                 if value is not None and not isinstance(value, datetime):
-                    raise inputs.InputRefused(name, "expected a date and time")
+                    raise inputs.InputRefused(name, _("expected a date and time"))
                 clean[name] = value
     except inputs.InputRefused as error:
         raise StudyRefused("field", error.message, error.field) from None
     opens = clean.get("opens_at", study.opens_at)
     closes = clean.get("closes_at", study.closes_at)
     if opens is not None and closes is not None and closes <= opens:
-        raise StudyRefused("field", "the study must close after it opens", "closes_at")
+        raise StudyRefused("field", _("the study must close after it opens"), "closes_at")
     with transaction.atomic():
         study = Study.objects.select_for_update().get(pk=study.pk)
         new_consent = "consent_text" in clean and clean["consent_text"] != study.consent_text
@@ -181,7 +186,9 @@ def model_row(plan: TestPlan, value: Any) -> str:
         ).exists()
     ):
         raise inputs.InputRefused(
-            "stop_against", f"no model row {text!r} in {plan.dataset}'s report: name one of its models"
+            "stop_against",
+            _("no model row %(row)r in %(dataset)s's report: name one of its models")
+            % {"row": text, "dataset": plan.dataset},
         )
     return text
 
@@ -196,7 +203,9 @@ def watched_metric(plan: TestPlan, value: Any) -> str:
     }
     if text and text not in labels:
         raise inputs.InputRefused(
-            "stop_metric", f"expected one of {', '.join(sorted(labels))} (this setting's paired columns)"
+            "stop_metric",
+            _("expected one of %(labels)s (this setting's paired columns)")
+            % {"labels": ", ".join(sorted(labels))},
         )
     return text
 
@@ -208,13 +217,13 @@ MAX_WIDTH = 1_000_000.0
 def width(value: Any, field: str) -> float:
     """An interval's width in the watched metric's units: above 0, finite."""
     if isinstance(value, bool) or not isinstance(value, int | float | str):
-        raise inputs.InputRefused(field, "expected a width above 0, such as 0.1")
+        raise inputs.InputRefused(field, _("expected a width above 0, such as 0.1"))
     try:
         number = float(value)
     except ValueError:
-        raise inputs.InputRefused(field, "expected a width above 0, such as 0.1") from None
+        raise inputs.InputRefused(field, _("expected a width above 0, such as 0.1")) from None
     if not (0 < number <= MAX_WIDTH):
-        raise inputs.InputRefused(field, "expected a width above 0, such as 0.1")
+        raise inputs.InputRefused(field, _("expected a width above 0, such as 0.1"))
     return number
 
 
@@ -222,7 +231,7 @@ def platform_url(value: Any, field: str) -> str:
     """A return address the researcher pasted from the platform: https (or http), one line."""
     text = inputs.name(value, field, max_length=500, required=False)
     if text and (urlsplit(text).scheme not in ("https", "http") or not urlsplit(text).netloc):
-        raise inputs.InputRefused(field, "paste the whole address the platform gives, https://...")
+        raise inputs.InputRefused(field, _("paste the whole address the platform gives, https://..."))
     return text
 
 
@@ -232,14 +241,14 @@ def amount(value: Any, field: str, *, allow_none: bool = False) -> Decimal | Non
     try:
         number = Decimal(str(value))
     except ArithmeticError:
-        raise inputs.InputRefused(field, "expected an amount such as 1.50") from None
+        raise inputs.InputRefused(field, _("expected an amount such as 1.50")) from None
     if (
         not number.is_finite()
         or number < 0
         or number > MAX_AMOUNT
         or number != number.quantize(Decimal("0.01"))
     ):
-        raise inputs.InputRefused(field, "expected an amount from 0 to 100000, to the cent")
+        raise inputs.InputRefused(field, _("expected an amount from 0 to 100000, to the cent"))
     return number.quantize(Decimal("0.01"))
 
 
@@ -247,20 +256,20 @@ def share(value: Any, field: str) -> float | None:
     if value in (None, ""):
         return None
     if isinstance(value, bool) or not isinstance(value, int | float | str):
-        raise inputs.InputRefused(field, "expected a share from 0 to 1")
+        raise inputs.InputRefused(field, _("expected a share from 0 to 1"))
     try:
         number = float(value)
     except ValueError:
-        raise inputs.InputRefused(field, "expected a share from 0 to 1") from None
+        raise inputs.InputRefused(field, _("expected a share from 0 to 1")) from None
     if not 0 <= number <= 1:
-        raise inputs.InputRefused(field, "expected a share from 0 to 1")
+        raise inputs.InputRefused(field, _("expected a share from 0 to 1"))
     return number
 
 
 def currency(value: Any) -> str:
     text = inputs.name(value, "currency", max_length=3)
     if not (len(text) == 3 and text.isascii() and text.isalpha()):
-        raise inputs.InputRefused("currency", "a three-letter currency code, such as GBP or USD")
+        raise inputs.InputRefused("currency", _("a three-letter currency code, such as GBP or USD"))
     return text.upper()
 
 
@@ -268,10 +277,12 @@ def open_link(plan: TestPlan, platform: str, *, created_by=None, lab_ids: Any = 
     """A new entry link for `platform`; the platform's earlier link is revoked (people who arrived
     by it go on, nobody new arrives by it)."""
     if platform not in Platform.values:
-        raise StudyRefused("field", f"choose one of {', '.join(Platform.values)}", "platform")
+        raise StudyRefused(
+            "field", _("choose one of %(platforms)s") % {"platforms": ", ".join(Platform.values)}, "platform"
+        )
     ids = lab_list(lab_ids) if platform == Platform.LAB else []
     if platform == Platform.LAB and not ids:
-        raise StudyRefused("field", "a lab link needs the list of participant ids it admits", "lab_ids")
+        raise StudyRefused("field", _("a lab link needs the list of participant ids it admits"), "lab_ids")
     study_for(plan)
     with transaction.atomic():
         now = timezone.now()
@@ -286,7 +297,7 @@ def lab_list(raw: Any) -> list[str]:
     if isinstance(raw, str):
         raw = raw.replace(",", "\n").splitlines()
     if not isinstance(raw, list | tuple):
-        raise StudyRefused("field", "expected a list of participant ids", "lab_ids")
+        raise StudyRefused("field", _("expected a list of participant ids"), "lab_ids")
     ids: list[str] = []
     try:
         for index, value in enumerate(raw):
@@ -296,7 +307,9 @@ def lab_list(raw: Any) -> list[str]:
     except inputs.InputRefused as error:
         raise StudyRefused("field", error.message, error.field) from None
     if len(ids) > LAB_IDS_LIMIT:
-        raise StudyRefused("field", f"at most {LAB_IDS_LIMIT:,} ids a link", "lab_ids")
+        raise StudyRefused(
+            "field", _("at most %(limit)s ids a link") % {"limit": f"{LAB_IDS_LIMIT:,}"}, "lab_ids"
+        )
     return list(dict.fromkeys(ids))
 
 
@@ -328,11 +341,12 @@ def read_arrival(link: EntryLink, query: Any) -> Arrival:
         where = {
             Platform.PROLIFIC: "Prolific",
             Platform.MTURK: "Mechanical Turk",
-            Platform.LAB: "the link your lab gave you",
+            Platform.LAB: _("the link your lab gave you"),
         }[link.platform]
         raise StudyRefused(
             "missing_id",
-            f"Open this study from {where}: the address it gives you says who you are.",
+            _("Open this study from %(where)s: the address it gives you says who you are.")
+            % {"where": where},
             names["id"],
         )
     return_to = values.get("return_to", "")
@@ -350,11 +364,11 @@ def read_arrival(link: EntryLink, query: Any) -> Arrival:
 def open_problem(study: Study, now: datetime) -> StudyRefused | None:
     """Why the study takes nobody new now (None when it does)."""
     if study.opens_at is not None and now < study.opens_at:
-        return StudyRefused("not_open", "This study has not opened yet.")
+        return StudyRefused("not_open", _("This study has not opened yet."))
     if study.closes_at is not None and now >= study.closes_at:
-        return StudyRefused("closed", "This study has closed: it takes nobody new.")
+        return StudyRefused("closed", _("This study has closed: it takes nobody new."))
     if study.stopped_at is not None:
-        return StudyRefused("full", "This study has all the participants it needs: it takes nobody new.")
+        return StudyRefused("full", _("This study has all the participants it needs: it takes nobody new."))
     return None
 
 
@@ -369,9 +383,9 @@ def arrive(link: EntryLink, arrival: Arrival, *, user=None, resume_code: str = "
     or the id is not on the lab list, or the id has begun from elsewhere and this arrival cannot
     show it is the same attempt (code "taken": ask for the resume code)."""
     if link.revoked_at is not None:
-        raise StudyRefused("revoked", "This study link is no longer in use: ask for the current one.")
+        raise StudyRefused("revoked", _("This study link is no longer in use: ask for the current one."))
     if arrival.preview:
-        raise StudyRefused("preview", "A preview: accept the HIT to begin.")
+        raise StudyRefused("preview", _("A preview: accept the HIT to begin."))
     plan = link.plan
     existing = Participant.objects.filter(
         plan=plan, platform=link.platform, external_id=arrival.external_id
@@ -380,7 +394,8 @@ def arrive(link: EntryLink, arrival: Arrival, *, user=None, resume_code: str = "
         return resume(existing, arrival, user=user, resume_code=resume_code)
     if link.platform == Platform.LAB and arrival.external_id not in set(link.lab_ids):
         raise StudyRefused(
-            "unknown_id", "This participant id is not on the study's list: check it, or ask the study's team."
+            "unknown_id",
+            _("This participant id is not on the study's list: check it, or ask the study's team."),
         )
     now = timezone.now()
     with transaction.atomic():
@@ -390,7 +405,7 @@ def arrive(link: EntryLink, arrival: Arrival, *, user=None, resume_code: str = "
         if problem := open_problem(study, now):
             raise problem
         if study.participant_cap is not None and taking(plan) >= study.participant_cap:
-            raise StudyRefused("full", "This study is full: it has all the participants it needs.")
+            raise StudyRefused("full", _("This study is full: it has all the participants it needs."))
         try:
             with transaction.atomic():
                 participant = create_participant(link, arrival, now)
@@ -428,7 +443,7 @@ def create_participant(link: EntryLink, arrival: Arrival, now: datetime) -> Part
 def resume_code_text() -> str:
     """Eight letters and digits a person can copy by hand (no 0/O, 1/I/L)."""
     alphabet = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
-    return "".join(secrets.choice(alphabet) for _ in range(8))
+    return "".join(secrets.choice(alphabet) for _index in range(8))
 
 
 def resume(participant: Participant, arrival: Arrival, *, user=None, resume_code: str = "") -> Participant:
@@ -442,14 +457,16 @@ def resume(participant: Participant, arrival: Arrival, *, user=None, resume_code
     if not (same_browser or same_attempt or same_code):
         raise StudyRefused(
             "taken",
-            "This participant id has already begun this study from another browser. To go on here, "
-            "enter the resume code you were shown when you began.",
+            _(
+                "This participant id has already begun this study from another browser. To go on here, "
+                "enter the resume code you were shown when you began."
+            ),
         )
     if participant.status == Participant.Status.RETURNED:
         with transaction.atomic():
             study = Study.objects.select_for_update().get(plan=participant.plan)
             if study.participant_cap is not None and taking(participant.plan) >= study.participant_cap:
-                raise StudyRefused("full", "This study is full: your place was given to someone else.")
+                raise StudyRefused("full", _("This study is full: your place was given to someone else."))
             participant.status = (
                 Participant.Status.CONSENTED
                 if participant.session.consented_at
@@ -492,7 +509,9 @@ def give_consent(session: TestSession, version: Any) -> TestSession:
     not the text in force (it changed while the page was open: the page shows the new one)."""
     study = Study.objects.get(plan_id=session.plan_id)
     if version != study.consent_version:
-        raise StudyRefused("stale", "The consent text was changed while you read it: please read it again.")
+        raise StudyRefused(
+            "stale", _("The consent text was changed while you read it: please read it again.")
+        )
     now = timezone.now()
     updated = TestSession.objects.filter(
         pk=session.pk, consented_at__isnull=True, declined_at__isnull=True

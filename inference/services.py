@@ -24,6 +24,7 @@ from django.core.cache import cache
 from django.core.files.base import ContentFile
 from django.db import transaction
 from django.utils import timezone, translation
+from django.utils.translation import gettext as _
 
 from benchmarks.models import Dataset
 from benchmarks.services import beating
@@ -82,27 +83,36 @@ def checked_baseline(
         raise RunRefused(f"{dataset}: {error}") from None
     problem = spec.setting_problem(setting) or baseline.setting_problem(setting)
     if problem:
-        raise RunRefused(f"setting: {problem}")
+        raise RunRefused(_("setting: %(problem)s") % {"problem": problem})
     if device not in ModelRun.Device.values:
-        raise RunRefused(f"device: expected one of {', '.join(ModelRun.Device.values)}, got {device!r}")
+        raise RunRefused(
+            _("device: expected one of %(choices)s, got %(device)r")
+            % {"choices": ", ".join(ModelRun.Device.values), "device": device}
+        )
     if not 1 <= batch_size <= MAX_BATCH_SIZE:
-        raise RunRefused(f"batch size: expected 1 to {MAX_BATCH_SIZE}, got {batch_size}")
+        raise RunRefused(
+            _("batch size: expected 1 to %(most)s, got %(size)s")
+            % {"most": MAX_BATCH_SIZE, "size": batch_size}
+        )
     if getattr(baseline, "needs_images", False) and not dataset.has_media:
         raise RunRefused(
-            f"{dataset} was imported without its images, and {baseline.title} looks at the images: "
-            "import it again with its images"
+            _(
+                "%(dataset)s was imported without its images, and %(baseline)s looks at the images: "
+                "import it again with its images"
+            )
+            % {"dataset": dataset, "baseline": baseline.title}
         )
     path = Path(checkpoint) if checkpoint else None
     if path is not None and not path.is_file():
-        raise RunRefused(f"checkpoint: no such file {path}")
+        raise RunRefused(_("checkpoint: no such file %(path)s") % {"path": path})
     problem = baseline.checkpoint_problem(path)
     if problem:
-        raise RunRefused(f"checkpoint: {problem}")
+        raise RunRefused(_("checkpoint: %(problem)s") % {"problem": problem})
     path = baseline.resolved_checkpoint(path)
     if path is not None and checkpoint is None:
         problem = baseline.checkpoint_problem(path)
         if problem:
-            raise RunRefused(f"checkpoint: {problem}")
+            raise RunRefused(_("checkpoint: %(problem)s") % {"problem": problem})
     return baseline, path
 
 
@@ -156,10 +166,10 @@ def run_limit_problem(user) -> str | None:
     ).count()
     if limit <= 0 or active < limit:
         return None
-    return (
-        f"you have {active} model runs queued or running, the most one person may have at once "
-        f"({limit}): wait for one to finish, or cancel one"
-    )
+    return _(
+        "you have %(active)s model runs queued or running, the most one person may have at once "
+        "(%(most)s): wait for one to finish, or cancel one"
+    ) % {"active": active, "most": limit}
 
 
 @memoize
