@@ -39,6 +39,18 @@ def plain_http():
 
 
 @pytest.fixture(autouse=True)
+def english_by_default():
+    """Each test starts in English: a request in Chinese (the test client runs in this thread, and
+    Django's LocaleMiddleware leaves its language active) must not change what the next test reads."""
+    from django.conf import settings
+    from django.utils import translation
+
+    translation.activate(settings.LANGUAGE_CODE)
+    yield
+    translation.deactivate()
+
+
+@pytest.fixture(autouse=True)
 def isolated_storage(settings, tmp_path):
     # Log-in lockout needs the request in authenticate(), which the test client's login() does not
     # pass; tests/yardstick/test_security.py turns it on where it is the subject.

@@ -50,6 +50,10 @@ def session_processes(session: int) -> dict[int, str]:
     return found
 
 
+def default_hangup() -> None:
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -124,6 +128,9 @@ def test_a_signal_to_make_run_stops_the_server_and_the_worker_within_seconds(env
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            # A shell cannot trap a signal it was started ignoring: under `nohup`, say, SIGHUP would
+            # be ignored all the way down. make run is started with the default action.
+            preexec_fn=default_hangup,
         )
     try:
         deadline = time.monotonic() + 180
