@@ -263,6 +263,7 @@ def visit(page, stop: Stop, width: int, height: int) -> list[str]:
     return problems
 
 
+@pytest.mark.tour
 def test_every_page_of_every_role_fits_both_window_sizes(page, screenshot, busy_site):  # noqa: F811 (the fixture)
     stops = tour(busy_site)
     server_error_page = server_error(RequestFactory().get("/")).content.decode()
@@ -365,6 +366,7 @@ def english_only(texts: list[str], data: list[str] = ()) -> list[str]:
     return found
 
 
+@pytest.mark.tour
 def test_every_page_of_every_role_speaks_chinese(page, screenshot, busy_site, settings):  # noqa: F811 (the fixture)
     """The tour once more with the interface in 简体中文 for everyone: no page's interface text
     (headings, labels, buttons, menus, messages) is English."""
