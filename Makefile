@@ -29,11 +29,16 @@ test: $(VENV)/.test-installed node_modules/.installed system-test lint
 
 # The fault tests run a real Celery worker on a real Redis broker (scripts/test-redis.sh). Each
 # server is started for the run and stopped after it, pass or fail, unless it was running before.
+# Tests run in one process per core (pytest-xdist), at most PARALLEL; PARALLEL=0 runs them in this
+# process (for a debugger). Each process has its own test database.
+PARALLEL ?= 4
+XDIST = $(if $(filter 0,$(PARALLEL)),,-n auto --maxprocesses $(PARALLEL))
+
 test-sqlite: $(VENV)/.test-installed
-	scripts/test-redis.sh run env YARDSTICK_TEST_REDIS_URL=$$(scripts/test-redis.sh url) $(PY) -m pytest
+	scripts/test-redis.sh run env YARDSTICK_TEST_REDIS_URL=$$(scripts/test-redis.sh url) $(PY) -m pytest $(XDIST)
 
 test-postgres: $(VENV)/.test-installed
-	scripts/test-postgres.sh run env DATABASE_URL=$(PG_URL) $(PY) -m pytest -m "not slow and not tour"
+	scripts/test-postgres.sh run env DATABASE_URL=$(PG_URL) $(PY) -m pytest $(XDIST) -m "not slow and not tour"
 
 # Browser tests that also refresh the pictures in docs/screenshots/ (look at them before committing).
 screenshots: $(VENV)/.test-installed node_modules/.installed

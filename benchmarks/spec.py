@@ -341,8 +341,9 @@ class BenchmarkSpec:
     #: What the item figure shows, said under it on the item's page.
     item_figure_caption: str = ""
 
-    def item_figure(self, payload: dict[str, Any]) -> str:
-        """An SVG drawing of the item for its page ("" for none), built only from validated values."""
+    def item_figure(self, payload: dict[str, Any], translate: Callable[[str], str] = str) -> str:
+        """An SVG drawing of the item for its page ("" for none), built only from validated values;
+        `translate` puts its words in the reader's language (the page passes gettext)."""
         return ""
 
     def truth_lines(self, ground_truth: dict[str, Any]) -> list[str]:

@@ -76,7 +76,7 @@ class ItemDetailView(PermissionRequiredMixin, DetailView):
         scene = item.scene.data if item.scene_id else None
         context["regions"] = [region.as_dict() for region in spec.regions(item.ground_truth, scene)]
         # The spec's own SVG, built from validated enumerations only: nothing in it comes from free text.
-        context["figure"] = mark_safe(spec.item_figure(item.payload))  # noqa: S308
+        context["figure"] = mark_safe(spec.item_figure(item.payload, _))  # noqa: S308
         # A spec's own sections are in its words; the default ones label facts with the record's
         # field names, which are data and stay as they are.
         context["shown"] = translated(

@@ -32,11 +32,11 @@ class SubmissionForm(forms.Form):
 
     def __init__(self, *args, spec: BenchmarkSpec, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["setting"].choices = [(choice.value, choice.label) for choice in spec.settings]
+        self.fields["setting"].choices = [(choice.value, _(choice.label)) for choice in spec.settings]
         self.fields["setting"].initial = spec.settings[0].value
         if len(spec.settings) == 1:
             self.fields["setting"].widget = forms.HiddenInput()
-        self.fields["variant"].choices = [(choice.value, choice.label) for choice in spec.variants]
+        self.fields["variant"].choices = [(choice.value, _(choice.label)) for choice in spec.variants]
         self.fields["variant"].initial = spec.variants[0].value
         if len(spec.variants) == 1:
             self.fields["variant"].widget = forms.HiddenInput()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from accounts.inputs import one_line
@@ -86,6 +87,11 @@ class Submission(models.Model):
     def __str__(self) -> str:
         setting = f" ({self.setting})" if self.setting else ""
         return f"{self.name}{setting} on {self.dataset}"
+
+    @property
+    def setting_label(self) -> str:
+        """The setting as its benchmark names it ("Event"), in the reader's language; "" for none."""
+        return gettext(self.dataset.spec.setting_label(self.setting)) if self.setting else ""
 
 
 class Prediction(models.Model):

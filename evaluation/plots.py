@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import io
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from benchmarks.spec import BenchmarkSpec, BreakdownPlot
@@ -83,14 +83,24 @@ def group_summaries(submission: Summarised, path: Sequence[str]) -> Mapping[str,
     return values if isinstance(values, Mapping) else {}
 
 
-def draw(plot: BreakdownPlot, submissions: Sequence[Summarised]) -> str | None:
+def as_written(text: str) -> str:
+    return text
+
+
+def draw(
+    plot: BreakdownPlot, submissions: Sequence[Summarised], translate: Callable[[str], str] = as_written
+) -> str | None:
     """One declared plot over the submissions it concerns; None when there is nothing to show (no
-    submission, or none with a value of the plotted metric)."""
+    submission, or none with a value of the plotted metric). `translate`: puts the spec's words
+    (title, group labels, axis) in the reader's language; the pages pass Django's gettext."""
     chosen = [s for s in submissions if plot.setting is None or s.setting == plot.setting]
     if not chosen:
         return None
     if plot.groups:
-        keys, labels = [group.value for group in plot.groups], [group.label for group in plot.groups]
+        keys, labels = (
+            [group.value for group in plot.groups],
+            [translate(group.label) for group in plot.groups],
+        )
     else:
         keys = sorted(
             {key for submission in chosen for key in group_summaries(submission, plot.summary_path)}
@@ -109,24 +119,46 @@ def draw(plot: BreakdownPlot, submissions: Sequence[Summarised]) -> str | None:
     series = {name: values for name, values in series.items() if any(value is not None for value in values)}
     if not series:
         return None
-    return grouped_bars(plot.title, labels, series, plot.ylabel or plot.metric)
+    return grouped_bars(
+        translate(plot.title), labels, series, translate(plot.ylabel) if plot.ylabel else plot.metric
+    )
 
 
-def report_plots(spec: BenchmarkSpec, submissions: Sequence[Summarised]) -> list[str]:
+def report_plots(
+    spec: BenchmarkSpec, submissions: Sequence[Summarised], translate: Callable[[str], str] = as_written
+) -> list[str]:
     """SVG plots for a dataset's report; empty when there is nothing to break down."""
-    return [svg for plot in spec.plots if (svg := draw(plot, submissions)) is not None]
+    return [svg for plot in spec.plots if (svg := draw(plot, submissions, translate)) is not None]
 
 
-def overlap_plot(counts: Mapping[str, int], label_a: str, label_b: str) -> str:
-    """Horizontal bars: units both rows miss, only B misses, only A misses, both get right."""
+#: The overlap plot's words, in English; the page passes them in the reader's language.
+OVERLAP_WORDS = {
+    "both_wrong": "both miss",
+    "only_b_wrong": "only {b} misses",
+    "only_a_wrong": "only {a} misses",
+    "both_right": "both right",
+    "axis": "units both answered",
+}
+
+
+def overlap_plot(
+    counts: Mapping[str, int], label_a: str, label_b: str, words: Mapping[str, str] | None = None
+) -> str:
+    """Horizontal bars: units both rows miss, only B misses, only A misses, both get right.
+    `words`: OVERLAP_WORDS's keys in the reader's language ({a} and {b} name the rows)."""
+    words = {**OVERLAP_WORDS, **(words or {})}
     matplotlib_for_pages()
     from matplotlib import pyplot
 
+    colours = {
+        "both_wrong": "#b54a4a",
+        "only_b_wrong": "#d9a441",
+        "only_a_wrong": "#4a78b5",
+        "both_right": "#6aa56a",
+    }
     names = [
-        ("both_wrong", "both miss", "#b54a4a"),
-        ("only_b_wrong", f"only {label_b} misses", "#d9a441"),
-        ("only_a_wrong", f"only {label_a} misses", "#4a78b5"),
-        ("both_right", "both right", "#6aa56a"),
+        (key, words[key].replace("{a}", label_a).replace("{b}", label_b), colour)
+        for key, colour in colours.items()
     ]
     figure, axes = pyplot.subplots(figsize=(6.4, 2.2), dpi=100)
     values = [counts.get(key, 0) for key, _, _ in names]
@@ -134,7 +166,7 @@ def overlap_plot(counts: Mapping[str, int], label_a: str, label_b: str) -> str:
     axes.set_yticks(range(len(names)), [label for _, label, _ in names])
     axes.invert_yaxis()
     axes.bar_label(bars, padding=3, fontsize=8)
-    axes.set_xlabel("units both answered")
+    axes.set_xlabel(words["axis"])
     axes.spines[["top", "right"]].set_visible(False)
     figure.tight_layout()
     output = io.StringIO()

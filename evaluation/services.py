@@ -147,7 +147,7 @@ def name_problem(
         return _(
             "%(dataset)s already has a submission named %(name)r in the setting “%(setting)s”: choose "
             "another name, or rename or delete that one on the report page first"
-        ) % {"dataset": dataset.title, "name": name, "setting": dataset.spec.setting_label(setting)}
+        ) % {"dataset": dataset.title, "name": name, "setting": _(dataset.spec.setting_label(setting))}
     return _(
         "%(dataset)s already has a submission named %(name)r: choose another name, "
         "or rename or delete that one on the report page first"

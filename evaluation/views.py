@@ -108,7 +108,7 @@ class ReportView(PermissionRequiredMixin, FormView):
                 ],
             }
         # SVG drawn by matplotlib from our own numbers and names of our own submissions.
-        context["plots"] = [mark_safe(svg) for svg in report_plots(self.dataset.spec, submissions)]  # noqa: S308
+        context["plots"] = [mark_safe(svg) for svg in report_plots(self.dataset.spec, submissions, _)]  # noqa: S308
         context["parameters"] = json.dumps(table.parameters, indent=2, ensure_ascii=False)
         context["pairwise"] = pairwise_context(self.dataset, len(table.rows))
         fail_lost_scoring_jobs()  # a job whose worker died is shown failed, not running for ever
@@ -366,13 +366,26 @@ def comparison_cells(column: dict) -> dict:
 
 
 OVERLAP_PAGE = 60
-# The overlap page's tabs, in the reader's language (the English ones are OVERLAP_KINDS's).
-OVERLAP_LABELS = {
-    "both_wrong": gettext_lazy("both miss"),
-    "only_b_wrong": gettext_lazy("only B misses"),
-    "only_a_wrong": gettext_lazy("only A misses"),
-    "both_right": gettext_lazy("both right"),
-}
+
+
+def overlap_words(first: str, second: str) -> dict[str, str]:
+    """The overlap page's groups in the reader's language, with the rows' own names: the tabs and
+    the plot say the same ("only Human misses", never "only B misses" beside it)."""
+    return {
+        "both_wrong": _("both miss"),
+        "only_b_wrong": _("only %(name)s misses") % {"name": second},
+        "only_a_wrong": _("only %(name)s misses") % {"name": first},
+        "both_right": _("both right"),
+        "axis": _("units both answered"),
+    }
+
+
+def column_heading(dataset, column: str) -> str:
+    """A report column named "group label" (as links name it) in the reader's language."""
+    for candidate in dataset.spec.report_columns():
+        if f"{candidate.group} {candidate.label}".strip() == column.strip():
+            return f"{_(candidate.group)} {_(candidate.label)}".strip()
+    return column
 
 
 class OverlapView(PermissionRequiredMixin, View):
@@ -403,7 +416,8 @@ class OverlapView(PermissionRequiredMixin, View):
             }
             for unit in overlap["shown"]
         ]
-        tabs = [(key, OVERLAP_LABELS.get(key, label), overlap["counts"][key]) for key, label in OVERLAP_KINDS]
+        words = overlap_words(first, second)
+        tabs = [(key, words[key], overlap["counts"][key]) for key, _label in OVERLAP_KINDS]
         return render(
             request,
             "evaluation/overlap.html",
@@ -412,12 +426,13 @@ class OverlapView(PermissionRequiredMixin, View):
                 "a": first,
                 "b": second,
                 "column": column,
+                "column_label": column_heading(dataset, column),
                 "kind": kind,
-                "kind_label": OVERLAP_LABELS.get(kind, kinds[kind]),
+                "kind_label": words[kind],
                 "tabs": tabs,
                 "units": shown,
                 "more": max(overlap["total"] - OVERLAP_PAGE, 0),
-                "plot": mark_safe(overlap_plot(overlap["counts"], first, second)),  # noqa: S308 (our own SVG)
+                "plot": mark_safe(overlap_plot(overlap["counts"], first, second, words)),  # noqa: S308 (our own SVG)
             },
         )
 

@@ -25,7 +25,7 @@ def setting_choices() -> list[tuple[str, list[tuple[str, str]]]]:
     """The settings people can be tested in, grouped by benchmark (the dataset decides which
     group applies: the form's script shows that one only, the plan's rules refuse the others)."""
     return [
-        (spec.title, [(choice.value, choice.label) for choice in trial.offered_settings()])
+        (spec.title, [(choice.value, gettext_lazy(choice.label)) for choice in trial.offered_settings()])
         for spec, trial in trial_specs()
     ]
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from accounts.inputs import one_line, valid_text
@@ -109,8 +110,8 @@ class TestPlan(models.Model):
 
     @property
     def setting_label(self) -> str:
-        """The setting as its benchmark names it ("Event"), "" for none."""
-        return self.dataset.spec.setting_label(self.setting) if self.setting else ""
+        """The setting as its benchmark names it ("Event"), in the reader's language; "" for none."""
+        return gettext(self.dataset.spec.setting_label(self.setting)) if self.setting else ""
 
 
 def tester_label(user) -> str:

@@ -164,7 +164,7 @@ def balance_by_problem(trial: BenchmarkTrial, balance_by: str, setting: str) -> 
             "%(benchmark)s items can be balanced by %(choices)s: choose one of them or “No balancing”, not %(value)r"
         ) % {"benchmark": title, "choices": one_of(usable), "value": balance_by}
     if balance.setting and setting != balance.setting:
-        needed = trial.spec.setting_label(balance.setting)
+        needed = _(trial.spec.setting_label(balance.setting))
         return _(
             "balancing by “%(field)s” needs the setting “%(setting)s” (%(value)r): "
             "choose that setting, or another balancing"

@@ -45,8 +45,8 @@ class ClevrRefSpec(BenchmarkSpec):
     # Segmentation as the released IEP-Ref scorer computes it (320x320, sum, resize, truncate), or
     # Yardstick's earlier union IoU at full resolution; detection is the same in both.
     variants = (
-        Choice(OFFICIAL, "official (released evaluator, 320×320)"),
-        Choice(FULL_RESOLUTION, "full resolution (480×320 union IoU)"),
+        Choice(OFFICIAL, _("official (released evaluator, 320×320)")),
+        Choice(FULL_RESOLUTION, _("full resolution (480×320 union IoU)")),
     )
     formats_module = "benchmarks.clevrref.formats"
     unit_id_field = "refexp_index"
@@ -55,7 +55,7 @@ class ClevrRefSpec(BenchmarkSpec):
     scenes_needed_to_score = True
     trial = "humantest.trials.clevrref:ClevrRefTrial"
     validation = "validation.checks.clevrref:ClevrRefCheck"
-    comparison_strata = (Choice("category", "expression category"),)
+    comparison_strata = (Choice("category", _("expression category")),)
     baselines = (
         "inference.baselines.clevrref:RandomObjectBaseline",
         "inference.baselines.clevrref:ExecutorBaseline",
@@ -63,10 +63,10 @@ class ClevrRefSpec(BenchmarkSpec):
     # Categories (k-Relate, AND, OR, Same) are whatever the scored expressions hold.
     plots = (
         BreakdownPlot(
-            "Cumulative IoU (official) by expression category",
+            _("Cumulative IoU (official) by expression category"),
             ("by_category",),
             "official_cumulative_iou",
-            ylabel="cumulative IoU",
+            ylabel=_("cumulative IoU"),
         ),
     )
 
@@ -169,16 +169,16 @@ class ClevrRefSpec(BenchmarkSpec):
         released code computes none)."""
         return [
             Column(
-                "Detection",
-                "Acc (single)",
+                _("Detection"),
+                _("Acc (single)"),
                 "",
                 ("overall", "detection_accuracy"),
                 "detected",
                 lambda row: row.get("single"),
             ),
             Column(
-                "Segmentation (official 320×320)",
-                "cumulative IoU",
+                _("Segmentation (official 320×320)"),
+                _("cumulative IoU"),
                 "",
                 ("overall", "official_cumulative_iou"),
                 None,
@@ -187,8 +187,8 @@ class ClevrRefSpec(BenchmarkSpec):
                 optional=True,
             ),
             Column(
-                "Segmentation (full resolution)",
-                "mean IoU",
+                _("Segmentation (full resolution)"),
+                _("mean IoU"),
                 "",
                 ("overall", "full_resolution_mean_iou"),
                 "mask_iou",
@@ -197,8 +197,8 @@ class ClevrRefSpec(BenchmarkSpec):
                 optional=True,
             ),
             Column(
-                "Segmentation (full resolution)",
-                "cumulative IoU",
+                _("Segmentation (full resolution)"),
+                _("cumulative IoU"),
                 "",
                 ("overall", "full_resolution_cumulative_iou"),
                 None,

@@ -43,11 +43,11 @@ class CricSpec(BenchmarkSpec):
     region_kind = "box"
     trial = "humantest.trials.cric:CricTrial"
     validation = "validation.checks.cric:CricCheck"
-    comparison_strata = (Choice("question_type", "question type"),)
+    comparison_strata = (Choice("question_type", _("question type")),)
     baselines = ("inference.baselines.cric:PriorBaseline", "inference.baselines.cric:ExecutorBaseline")
     plots = (
         BreakdownPlot(
-            "Final accuracy by question type",
+            _("Final accuracy by question type"),
             ("by_question_type",),
             "Final",
             tuple(Choice(question_type, question_type) for question_type in QUESTION_TYPES),
@@ -173,9 +173,9 @@ class CricSpec(BenchmarkSpec):
     def report_columns(self) -> list[Column]:
         columns = []
         for path, group, row_filter in (
-            (("by_kind", "verify"), "Verify", of_kind("verify")),
-            (("by_kind", "recognize"), "Recognize", of_kind("recognize")),
-            (("overall",), "Overall", None),
+            (("by_kind", "verify"), _("Verify"), of_kind("verify")),
+            (("by_kind", "recognize"), _("Recognize"), of_kind("recognize")),
+            (("overall",), _("Overall"), None),
         ):
             for name, key in (
                 ("Ans", "answer_correct"),

@@ -48,12 +48,12 @@ class SteVqaSpec(BenchmarkSpec):
     formats_module = "benchmarks.stevqa.formats"
     unit_id_field = "question_id"
     unit_id_type = int
-    settings = (Choice("", "–"), Choice("mono", "monolingual"), Choice("bi", "bilingual"))
-    variants = (Choice(OFFICIAL, "official (released evaluator)"), Choice("paper", "paper"))
+    settings = (Choice("", "–"), Choice("mono", _("monolingual")), Choice("bi", _("bilingual")))
+    variants = (Choice(OFFICIAL, _("official (released evaluator)")), Choice("paper", _("paper")))
     region_kind = "quadrilateral"
     trial = "humantest.trials.stevqa:SteVqaTrial"
     authoring = "annotation.workflows.stevqa:SteVqaAuthoring"
-    comparison_strata = (Choice("lang", "language"), Choice("answer_length", "answer length"))
+    comparison_strata = (Choice("lang", _("language")), Choice("answer_length", _("answer length")))
     baselines = (
         "inference.baselines.stevqa:RandomTokenBaseline",
         "inference.baselines.stevqa:RankerBaseline",
@@ -61,10 +61,10 @@ class SteVqaSpec(BenchmarkSpec):
     )
     plots = (
         BreakdownPlot(
-            "CLC by language",
+            _("CLC by language"),
             ("by_language",),
             "CLC",
-            (Choice(ENGLISH, "English"), Choice(CHINESE, "Chinese")),
+            (Choice(ENGLISH, _("English")), Choice(CHINESE, _("Chinese"))),
             ylabel="CLC",
         ),
     )
@@ -174,7 +174,7 @@ class SteVqaSpec(BenchmarkSpec):
 
     def report_columns(self) -> list[Column]:
         columns = []
-        for code, group in ((ENGLISH, "English"), (CHINESE, "Chinese")):
+        for code, group in ((ENGLISH, _("English")), (CHINESE, _("Chinese"))):
             columns += [
                 Column(
                     group, name, "", ("by_language", code, name), name, in_language(code), proportion=False
@@ -183,7 +183,8 @@ class SteVqaSpec(BenchmarkSpec):
             ]
             columns.append(Column(group, "Δr", "", ("by_language", code, "Delta_r"), None, proportion=False))
         columns += [
-            Column("All", name, "", ("overall", name), name, proportion=False) for name in ("TC", "LC", "CLC")
+            Column(_("All"), name, "", ("overall", name), name, proportion=False)
+            for name in ("TC", "LC", "CLC")
         ]
         return columns
 

@@ -16,7 +16,8 @@ answers name objects.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from html import escape
 from typing import Any
 
 from benchmarks.clevr.world import COLORS, GRID_MAX, GRID_MIN, RADII, VISIBLE_MAX, VISIBLE_MIN
@@ -30,26 +31,43 @@ def to_diagram(x: float, y: float) -> tuple[float, float]:
     return y, x
 
 
+def _(text: str) -> str:
+    """Marks the diagram's words for the translation catalogue; pages translate them (`words`)."""
+    return text
+
+
+#: The diagram's words, in English; a page passes them in the reader's language.
+WORDS = {"title": _("Top view of the initial objects"), "camera": _("camera")}
+
+
 def scene_diagram_svg(
-    objects: Sequence[dict[str, Any]], *, pixels: int = 320, highlight: int | None = None, title: str = ""
+    objects: Sequence[dict[str, Any]],
+    *,
+    pixels: int = 320,
+    highlight: int | None = None,
+    title: str = "",
+    words: Mapping[str, str] | None = None,
 ) -> str:
     """The SVG text of a diagram of `objects` (official-format dicts), `pixels` wide and high.
 
-    `highlight` marks one object index with a ring (for example, the row being edited).
+    `highlight` marks one object index with a ring (for example, the row being edited). `words`:
+    WORDS's keys in the reader's language.
     """
+    words = {**WORDS, **(words or {})}
+    title = escape(title or words["title"])
     low, high = GRID_MIN - MARGIN, GRID_MAX + MARGIN
     span = high - low
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="scene-diagram" width="{pixels}" height="{pixels}" '
-        f'viewBox="{low} {low} {span} {span}" role="img" aria-label="{title or "Top view of the initial objects"}">',
-        "<title>" + (title or "Top view of the initial objects") + "</title>",
+        f'viewBox="{low} {low} {span} {span}" role="img" aria-label="{title}">',
+        f"<title>{title}</title>",
         f'<rect class="plane" x="{GRID_MIN}" y="{GRID_MIN}" width="{GRID_MAX - GRID_MIN}" '
         f'height="{GRID_MAX - GRID_MIN}" fill="#eceef2" stroke="#b9bfca" stroke-width="0.4"/>',
         grid_lines(),
         f'<rect class="visible-area" x="{VISIBLE_MIN}" y="{VISIBLE_MIN}" width="{VISIBLE_MAX - VISIBLE_MIN}" '
         f'height="{VISIBLE_MAX - VISIBLE_MIN}" fill="#ffffff" stroke="#5b6b8c" stroke-width="0.5" '
         'stroke-dasharray="1.5 1"/>',
-        camera_marker(),
+        camera_marker(words["camera"]),
     ]
     for index, obj in enumerate(objects):
         parts.append(object_symbol(index, obj, highlighted=index == highlight))
@@ -66,12 +84,12 @@ def grid_lines() -> str:
     return '<g class="grid" stroke="#d5d9e0" stroke-width="0.25">' + "".join(lines) + "</g>"
 
 
-def camera_marker() -> str:
+def camera_marker(word: str) -> str:
     """A small camera glyph below the plane: the Center camera looks up the diagram."""
     y = GRID_MAX + MARGIN * 0.55
     return (
         f'<g class="camera" fill="#5b6b8c"><path d="M -3 {y + 2} L 3 {y + 2} L 0 {y - 2} Z"/>'
-        f'<text x="5" y="{y + 1.6}" font-size="4" font-family="sans-serif">camera</text></g>'
+        f'<text x="5" y="{y + 1.6}" font-size="4" font-family="sans-serif">{escape(word)}</text></g>'
     )
 
 

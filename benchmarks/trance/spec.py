@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,17 +25,26 @@ from benchmarks.trance.formats import BASIC, EVENT, FINAL_CAMERAS, VIEW
 #: Demo samples: at least 200, so that every setting and step length has a few dozen items.
 DEMO_SAMPLES = 200
 LENGTHS = ("1", "2", "3", "4")
-CAMERA_LABELS = {"Camera_Left": "Left", "Camera_Center": "Center", "Camera_Right": "Right"}
 
 
 def _(text: str) -> str:
-    """Marks the item page's words for the translation catalogue (`make messages`); the page
-    (benchmarks/views.py) translates them."""
+    """Marks the words people see (item pages, settings, report groups, plots) for the translation
+    catalogue (`make messages`); the pages translate them where they show them."""
     return text
 
 
+#: Transformation lengths as the plots' axes name them.
+LENGTH_LABELS = {"1": _("1 step"), "2": _("2 steps"), "3": _("3 steps"), "4": _("4 steps")}
+#: Final cameras as the plots' axes name them.
+CAMERA_LABELS = {
+    "Camera_Left": _("left camera"),
+    "Camera_Center": _("centre camera"),
+    "Camera_Right": _("right camera"),
+}
+
+
 def length_groups() -> tuple[Choice, ...]:
-    return tuple(Choice(length, f"{length} step" + ("s" if length != "1" else "")) for length in LENGTHS)
+    return tuple(Choice(length, LENGTH_LABELS[length]) for length in LENGTHS)
 
 
 def position(obj: dict[str, Any]) -> str:
@@ -54,9 +64,12 @@ class TranceSpec(BenchmarkSpec):
     unit_id_field = "idx"
     unit_id_type = int
     scores_streamed_files = True
-    settings = (Choice(BASIC, "Basic"), Choice(EVENT, "Event"), Choice(VIEW, "View"))
+    settings = (Choice(BASIC, _("Basic")), Choice(EVENT, _("Event")), Choice(VIEW, _("View")))
     trial = "humantest.trials.trance:TranceTrial"
-    comparison_strata = (Choice("target_step", "transformation length"), Choice("camera", "final camera"))
+    comparison_strata = (
+        Choice("target_step", _("transformation length")),
+        Choice("camera", _("final camera")),
+    )
     baselines = (
         "inference.baselines.trance:RandomBaseline",
         "inference.baselines.trance:SymbolicBaseline",
@@ -64,13 +77,18 @@ class TranceSpec(BenchmarkSpec):
     )
     plots = (
         BreakdownPlot(
-            "Event: accuracy by transformation length", ("by_length",), "Acc", length_groups(), EVENT, "Acc"
+            _("Event: accuracy by transformation length"),
+            ("by_length",),
+            "Acc",
+            length_groups(),
+            EVENT,
+            "Acc",
         ),
         BreakdownPlot(
-            "View: accuracy by transformation length", ("by_length",), "Acc", length_groups(), VIEW, "Acc"
+            _("View: accuracy by transformation length"), ("by_length",), "Acc", length_groups(), VIEW, "Acc"
         ),
         BreakdownPlot(
-            "View: accuracy by final camera",
+            _("View: accuracy by final camera"),
             ("by_camera",),
             "Acc",
             tuple(Choice(camera, CAMERA_LABELS[camera]) for camera in FINAL_CAMERAS),
@@ -89,10 +107,11 @@ class TranceSpec(BenchmarkSpec):
         'The initial objects from above, oriented like the Center camera: "behind" is down, "right" is right.'
     )
 
-    def item_figure(self, payload: dict[str, Any]) -> str:
-        from benchmarks.trance.diagram import scene_diagram_svg
+    def item_figure(self, payload: dict[str, Any], translate: Callable[[str], str] = str) -> str:
+        from benchmarks.trance.diagram import WORDS, scene_diagram_svg
 
-        return scene_diagram_svg(payload["initial"]["objects"])
+        words = {key: translate(word) for key, word in WORDS.items()}
+        return scene_diagram_svg(payload["initial"]["objects"], words=words)
 
     def truth_lines(self, ground_truth: dict[str, Any]) -> list[str]:
         lines = []
@@ -186,7 +205,7 @@ class TranceSpec(BenchmarkSpec):
 
     def report_columns(self) -> list[Column]:
         columns = [
-            Column("Basic", label, BASIC, (label,), key)
+            Column(_("Basic"), label, BASIC, (label,), key)
             for label, key in (
                 ("ObjAcc", "obj_correct"),
                 ("AttrAcc", "attr_correct"),
@@ -194,7 +213,7 @@ class TranceSpec(BenchmarkSpec):
                 ("Acc", "correct"),
             )
         ]
-        for setting, group in ((EVENT, "Event"), (VIEW, "View")):
+        for setting, group in ((EVENT, _("Event")), (VIEW, _("View"))):
             distance = {"proportion": False, "lower_is_better": True, "upper_bound": None}
             columns += [
                 Column(group, "AD", setting, ("AD",), "dist", **distance),

@@ -126,7 +126,7 @@ class BenchmarkTrial:
             return None
         if len(offered) == len(self.spec.settings):
             return self.spec.setting_problem(setting)
-        label = self.spec.setting_label(setting)
+        label = _(self.spec.setting_label(setting))
         asked = f"“{label}” ({setting!r})" if label != setting else repr(setting)
         if [choice.value for choice in offered] == [""]:
             return _(

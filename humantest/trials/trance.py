@@ -74,7 +74,7 @@ class TranceTrial(BenchmarkTrial):
         return [{"camera": camera} for camera in cameras]
 
     def view(self, unit: TrialUnit) -> dict[str, Any]:
-        from benchmarks.trance.diagram import scene_diagram_svg
+        from benchmarks.trance.diagram import WORDS, scene_diagram_svg
 
         payload = unit.item.payload
         objects = payload["initial"]["objects"]
@@ -86,7 +86,9 @@ class TranceTrial(BenchmarkTrial):
             "final_image": media(unit.item, f"fin.{camera}"),
             "camera": camera,
             "camera_name": CAMERA_NAMES.get(camera, camera),
-            "diagram": scene_diagram_svg(objects, pixels=300),
+            "diagram": scene_diagram_svg(
+                objects, pixels=300, words={key: _(word) for key, word in WORDS.items()}
+            ),
             "attributes": {**ATTRIBUTE_VALUES},
             "directions": list(DIRECTIONS),
             "move_steps": list(MOVE_STEPS),

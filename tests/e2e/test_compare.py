@@ -60,9 +60,12 @@ def test_the_model_row_and_the_human_row_are_compared_on_the_items_both_answered
     page.locator("#comparison tbody tr", has_text="Event Acc").locator("a.overlap-link").click()
     expect(page.locator("h1")).to_contain_text("Who misses what")
     expect(page.locator("#overlap-plot svg")).to_be_visible()
-    page.click("#overlap-tabs >> text=only A misses")
+    # The tabs name the rows as the plot does: A is the model here.
+    page.click("#overlap-tabs >> text=only TranceNet misses")
     first = page.locator(".overlap-unit").first
     expect(first.locator(".overlap-images img")).to_have_count(3)
-    assert first.locator(".overlap-images img").first.evaluate("image => image.naturalWidth") > 0
+    # The render arrives (lazy-loaded: waited for, not read at once).
+    image = first.locator(".overlap-images img").first.element_handle()
+    page.wait_for_function("img => img.complete && img.naturalWidth > 0", arg=image, timeout=15_000)
     expect(first.locator(".overlap-answers")).to_contain_text("obj_idx")
     for_docs(screenshot("report-overlap"))

@@ -255,3 +255,89 @@ def test_the_script_check_catches_a_planted_english_sentence():
     assert shown_literals("button.setAttribute('aria-label', 'Drag to reorder');") == ["'Drag to reorder'"]
     assert shown_literals('clock.textContent = gettext("Time is up");') == []
     assert shown_literals("cell.textContent = `${value} s`;") == []
+
+
+# --- the words the benchmarks declare ---------------------------------------------------------
+
+
+def declared_words(spec) -> dict[str, str]:
+    """What a spec declares for people to read, by where it is shown: settings, variants,
+    comparison strata, report column groups and word labels, plots' titles, axes and groups."""
+    words = {}
+    for kind, choices in (
+        ("setting", spec.settings),
+        ("variant", spec.variants),
+        ("stratum", spec.comparison_strata),
+    ):
+        for choice in choices:
+            if choice.label not in ("–", ""):
+                words[f"{spec.name} {kind} {choice.value!r}"] = choice.label
+    for column in spec.report_columns():
+        words[f"{spec.name} column group"] = column.group
+        if " " in column.label:  # a label in words ("cumulative IoU"), not a metric's name ("Acc")
+            words[f"{spec.name} column {column.label!r}"] = column.label
+    for plot in spec.plots:
+        words[f"{spec.name} plot title"] = plot.title
+        for group in plot.groups:
+            if group.label != group.value:  # CRIC's question types are the data's own names
+                words[f"{spec.name} plot group {group.value!r}"] = group.label
+        if plot.ylabel and " " in plot.ylabel:
+            words[f"{spec.name} plot axis"] = plot.ylabel
+    return words
+
+
+def test_every_word_a_benchmark_declares_has_its_chinese():
+    """Settings ("Event"), variants, strata, report groups and plot words come from the pure specs,
+    marked there with a no-op; the pages translate them. A new one without a translation fails."""
+    from django.utils import translation
+
+    from benchmarks import registry
+
+    untranslated = []
+    with translation.override("zh-hans"):
+        for spec in registry.specs():
+            for where, word in declared_words(spec).items():
+                if translation.gettext(word) == word:
+                    untranslated.append(f"{where}: {word!r}")
+    assert not untranslated, "no Chinese for:\n" + "\n".join(untranslated)
+
+
+@pytest.mark.django_db
+def test_the_trance_report_and_its_plots_speak_chinese(client, trance_dataset):
+    """A Chinese reader sees TRANCE's settings as report groups and plot titles in Chinese; the
+    LaTeX export stays English (papers)."""
+    import json
+
+    from accounts.models import Preference
+    from evaluation.services import submit_predictions
+    from tests.factories import make_user
+
+    answers = {str(item.payload["idx"]): [] for item in trance_dataset.items.all()}
+    submit_predictions(
+        dataset=trance_dataset, name="Nothing", setting="event", data=json.dumps(answers).encode()
+    )
+    researcher = make_user("rita", "researcher")
+    Preference.objects.update_or_create(user=researcher, defaults={"language": "zh-hans"})
+    client.force_login(researcher)
+    page = client.get(f"/datasets/{trance_dataset.pk}/report/").content.decode()
+    assert 'class="group">事件（Event）</th>' in page and 'class="group">基础（Basic）</th>' in page
+    assert 'class="group">Event</th>' not in page
+    assert ">事件（Event）</option>" in page  # the setting of a new submission
+    latex = client.get(f"/datasets/{trance_dataset.pk}/report.tex").content.decode()
+    assert "Event" in latex and "事件" not in latex
+
+
+def test_a_breakdown_plot_draws_the_words_it_is_given():
+    """The plot module is pure: the page hands it gettext, and the words drawn are the translated
+    ones (the title, the groups on the axis)."""
+    from benchmarks.spec import BreakdownPlot, Choice
+    from evaluation.plots import draw
+
+    class Row:
+        name, setting = "Model", "event"
+        summary = {"by_length": {"1": {"Acc": 0.5}}}
+
+    plot = BreakdownPlot("Accuracy by length", ("by_length",), "Acc", (Choice("1", "1 step"),), "event")
+    seen = []
+    assert draw(plot, [Row()], lambda word: seen.append(word) or word.upper()) is not None
+    assert {"Accuracy by length", "1 step"} <= set(seen)
