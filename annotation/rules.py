@@ -24,7 +24,7 @@ With ``fixed_questions`` (a second annotator answering questions somebody else w
 question rule is skipped (empty, yes/no, duplicate): the questions are not theirs to change. The
 answer and evidence rules still apply.
 
-``ocr_mismatch`` and ``ocr_empty`` are not checked here (reading the image is annotation.ocr's
+``ocr_mismatch`` and ``ocr_empty`` are not checked here (reading the image is the workflow's (plugins/stevqa/evidence.py)
 job); `ocr_mismatch` builds those Problems, which the annotator may confirm, so that they share
 the catalogue.
 """

@@ -457,14 +457,11 @@ def project_detail(request, pk: int):
 
 @permission_required("annotation.view_progress", raise_exception=True)
 def project_plot(request, pk: int, name: str):
-    from annotation import textstats
-
     project = researcher_project(request, pk)
-    stats = textstats.statistics(selectors.written_pairs(project))
-    draw = {"first-words": textstats.first_words_plot, "lengths": textstats.length_histograms_plot}.get(name)
-    if draw is None:
+    png = workflow_for(project.dataset.benchmark).statistics_plot(name, selectors.written_pairs(project))
+    if png is None:
         raise Http404("no such plot")
-    response = HttpResponse(draw(stats), content_type="image/png")
+    response = HttpResponse(png, content_type="image/png")
     response["Cache-Control"] = "private, max-age=60"
     return response
 

@@ -1,6 +1,6 @@
 """The benchmarks Yardstick serves, by name (pure, no Django).
 
-Every subpackage of `benchmarks` with a `spec` module declaring `SPEC` is found on first use;
+Every folder of the plug-in root (`plugins/`) with a `spec` module declaring `SPEC` is found on first use;
 more can come from elsewhere by naming their modules in the environment variable
 ``YARDSTICK_BENCHMARKS`` (comma-separated), or in-process with `register` (tests do). Nothing
 else in the project lists benchmarks: adding one is adding its package.
@@ -9,6 +9,7 @@ else in the project lists benchmarks: adding one is adding its package.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
 import pkgutil
 import threading
@@ -37,12 +38,21 @@ def spec_from_module(module_name: str) -> BenchmarkSpec:
     return spec
 
 
+#: The plug-in root: one folder per benchmark (and the scene engine some of them share).
+PLUGIN_ROOT = "plugins"
+
+
+def plugin_folders() -> list[Path]:
+    """Every package under the plug-in root, benchmark or not (the project installs each as an app,
+    for its templates, static files and commands)."""
+    root = Path(importlib.util.find_spec(PLUGIN_ROOT).origin).parent
+    return sorted(root / entry.name for entry in pkgutil.iter_modules([str(root)]) if entry.ispkg)
+
+
 def built_in_modules() -> list[str]:
-    package = Path(__file__).resolve().parent
+    """The spec modules of the plug-in root's benchmarks (a folder with a spec.py is one)."""
     return [
-        f"benchmarks.{entry.name}.spec"
-        for entry in pkgutil.iter_modules([str(package)])
-        if entry.ispkg and (package / entry.name / "spec.py").is_file()
+        f"{PLUGIN_ROOT}.{folder.name}.spec" for folder in plugin_folders() if (folder / "spec.py").is_file()
     ]
 
 

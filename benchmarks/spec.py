@@ -208,6 +208,13 @@ def one_of(values) -> str:
     return values[0] if len(values) == 1 else f"{', '.join(values[:-1])} or {values[-1]}"
 
 
+def plugged(path: str) -> Any:
+    """What a spec names as "module:name" (its trial, validation check, authoring workflow or a
+    baseline), imported: the one way the apps reach into a benchmark's folder."""
+    module_name, _, name = path.partition(":")
+    return getattr(importlib.import_module(module_name), name)
+
+
 def choice_text(choice: Choice, *, empty: str = "empty") -> str:
     """A choice as a refusal names it: its label as forms show it, then the value to type
     (“View” ('view'); “–” (no setting) for the empty value)."""

@@ -28,7 +28,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
-    from benchmarks.trance.generator import generate
+    from plugins.trance.generator import generate
 
     with tempfile.TemporaryDirectory(prefix="yardstick-perf-trance-") as folder:
         started = time.perf_counter()

@@ -82,7 +82,7 @@ def build_data(workdir: Path, *, samples: int, testers: int, seed: int):
 
     from accounts.roles import TESTER
     from benchmarks.services import import_dataset
-    from benchmarks.trance.generator import generate
+    from plugins.trance.generator import generate
 
     call_command("migrate", verbosity=0)
     out_dir = workdir / "trance"

@@ -83,9 +83,9 @@ def measure(path: Path, count: int) -> dict:
     from django.core.management import call_command
     from django.db import connection
 
-    from benchmarks.cric import formats
     from benchmarks.models import Dataset
     from benchmarks.services import import_dataset
+    from plugins.cric import formats
 
     call_command("migrate", verbosity=0)
     Dataset.objects.filter(name="perf-cric").delete()

@@ -41,8 +41,8 @@ TARGET = 0.70
 
 def make_units(folder: Path, count: int):
     from benchmarks.records import RecordChecker, RecordErrors
-    from benchmarks.trance.formats import read_samples, record_to_catalog
     from inference.baselines import Unit
+    from plugins.trance.formats import read_samples, record_to_catalog
 
     samples = read_samples((folder / "data.jsonl").read_bytes())
     units = []
@@ -88,8 +88,8 @@ def main() -> None:
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "yardstick.settings")
     from benchmarks import registry
-    from benchmarks.trance.generator import generate
     from inference.baselines import RunChoices, load_baseline
+    from plugins.trance.generator import generate
 
     with tempfile.TemporaryDirectory(prefix="yardstick-inference-perf-") as workdir:
         folder = args.data
@@ -119,7 +119,7 @@ def main() -> None:
             f"raw forward: {raw:.0f} units/s ({', '.join(f'{value:.0f}' for value in raw_runs)})",
             file=sys.stderr,
         )
-        from inference.baselines.trance.model import load_image
+        from plugins.trance.baselines.model import load_image
 
         paths = sorted({path for unit in units[:128] for path in unit.images.values()})[:256]
         started = time.perf_counter()

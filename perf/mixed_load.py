@@ -227,9 +227,9 @@ def build(workdir: Path, args) -> dict:
 
     from accounts.roles import RESEARCHER, TESTER
     from benchmarks.services import import_dataset
-    from benchmarks.trance.generator import generate
     from evaluation.services import submit_predictions
     from humantest.models import TestPlan
+    from plugins.trance.generator import generate
 
     call_command("migrate", verbosity=0)
     generate(workdir / "trance", count=args.samples, seed=0, workers=2, render_images=False)

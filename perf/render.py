@@ -37,9 +37,9 @@ import numpy as np  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.clevr.camera import CAMERA_NAMES, trance_camera  # noqa: E402
-from benchmarks.clevr.render import render, render_ids  # noqa: E402
-from benchmarks.clevr.world import (  # noqa: E402
+from plugins.clevr.camera import CAMERA_NAMES, trance_camera  # noqa: E402
+from plugins.clevr.render import render, render_ids  # noqa: E402
+from plugins.clevr.world import (  # noqa: E402
     COLORS,
     GRID_MAX,
     GRID_MIN,
@@ -171,7 +171,7 @@ def main() -> int:
         f"(slowest set: {default_rate:.1f} images/s).",
         "",
         "Supersampling only adds visibility rays everywhere; shading per sub-pixel ray is done only on",
-        "edge pixels (see benchmarks/clevr/render.py), so its cost grows with the objects' outlines.",
+        "edge pixels (see plugins/clevr/render.py), so its cost grows with the objects' outlines.",
         "",
     ]
     RESULTS.mkdir(parents=True, exist_ok=True)

@@ -62,7 +62,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
 
-    from evaluation.metrics import stevqa
+    from plugins.stevqa import metric as stevqa
 
     truth_bytes, prediction_bytes = generate(args.questions)
     with tempfile.TemporaryDirectory() as folder:

@@ -12,7 +12,7 @@ step wrong, extra steps, a move off the plane and back, random steps, and no ans
 Cameras come from ``view_cameras`` (score_file's default).
 
 Timed: ``score_file`` end to end on the bytes read from the two files, then its three parts
-apart: reading the ground truth (benchmarks.trance.formats.read_samples, which checks every field
+apart: reading the ground truth (plugins.trance.formats.read_samples, which checks every field
 as formats.parse does), parse_predictions, and score_view. Results go to perf/results/score_trance.md.
 """
 
@@ -45,7 +45,7 @@ def plan_samples(folder: Path, *, count: int, unique: int, seed: int) -> None:
     """Write data.jsonl with `count` samples: `unique` planned ones, repeated under new idx."""
     import orjson
 
-    from benchmarks.trance.generator import generate
+    from plugins.trance.generator import generate
 
     generate(folder, count=unique, seed=seed, render_images=False, pixel_counter=fake_pixel_counter)
     planned = [orjson.loads(line) for line in (folder / "data.jsonl").read_bytes().splitlines()]
@@ -56,8 +56,8 @@ def plan_samples(folder: Path, *, count: int, unique: int, seed: int) -> None:
 
 def random_answer(rng: random.Random, truth: list[dict]) -> list[dict] | None:
     """One answer of a mixed bag (None: no answer at all)."""
-    from benchmarks.trance.formats import ATTRIBUTE_VALUES
-    from benchmarks.trance.simulator import all_moves
+    from plugins.trance.formats import ATTRIBUTE_VALUES
+    from plugins.trance.simulator import all_moves
 
     def random_step() -> dict:
         attr = rng.choice(("position", "color", "material", "shape", "size"))
@@ -115,8 +115,8 @@ def main() -> None:
     import orjson
 
     from benchmarks.records import paused_gc
-    from benchmarks.trance.formats import read_samples
-    from evaluation.metrics.trance import parse_predictions, score_file, score_view, view_cameras
+    from plugins.trance.formats import read_samples
+    from plugins.trance.metric import parse_predictions, score_file, score_view, view_cameras
 
     with tempfile.TemporaryDirectory(prefix="yardstick-perf-score-trance-") as temporary:
         folder = args.folder or Path(temporary)

@@ -1,10 +1,13 @@
 """The rules the code's shape keeps, read from the source itself.
 
-Layers only call downward: pure core (formats, simulator, generators, renderer, metrics,
-statistics, specs) < accounts < benchmarks (catalog) < evaluation < humantest, annotation,
-inference (siblings, apart) < validation (on the annotation queue) < yardstick (project). Pure modules import no Django, DRF or Celery.
-And one place per benchmark: a benchmark's name is written only in its own modules (its package,
-its metric module, its trial module and widget), never in another module's if-chain.
+Layers only call downward: pure core (specs, records, metrics' shared parts, statistics) <
+accounts < benchmarks (catalog) < evaluation < humantest, annotation, inference (siblings, apart)
+< validation (on the annotation queue) < plugins (one folder per benchmark, found through the
+registry) < yardstick (project). Pure modules import no Django, DRF or Celery; in a benchmark's
+folder every module is pure but the pieces it plugs into the apps (trial, check, authoring,
+management commands). No app imports a benchmark's folder, pure or not.
+And one place per benchmark: a benchmark's name is written only in its own folder, never in
+another module's if-chain.
 
 Each checker takes {module name: source} so the tests below can show that it catches a break.
 """
@@ -27,6 +30,7 @@ APPS = (
     "annotation",
     "inference",
     "validation",
+    "plugins",
     "yardstick",
 )
 RANKS = {
@@ -37,13 +41,16 @@ RANKS = {
     "annotation": 4,
     "inference": 4,
     "validation": 5,
-    "yardstick": 6,
+    "plugins": 6,
+    "yardstick": 7,
 }
 FRAMEWORKS = ("django", "rest_framework", "drf_spectacular", "celery", "kombu")
-#: Pure modules: the catalog's plain-data core and every benchmark package, the metrics and the statistics.
+#: Pure modules: the catalog's plain-data core, every module of a benchmark's folder but the pieces
+#: it plugs into the apps, the metrics and the statistics.
 PURE = (
     re.compile(r"benchmarks\.(spec|registry|records)$"),
-    re.compile(r"benchmarks\.(?!management\b|migrations\b)[a-z_]+\..+"),
+    re.compile(r"plugins(\.[a-z_]+)?$"),
+    re.compile(r"plugins\.[a-z_]+\.(?!trial$|check$|authoring$|apps$|management\b|tests\b)[a-z_.]+$"),
     re.compile(r"evaluation\.metrics(\..+)?$"),
     re.compile(r"evaluation\.(agreement|sampling|reports|plots|comparison)$"),
     re.compile(r"annotation\.(rules|ocr|textstats)$"),
@@ -90,7 +97,11 @@ def layer_violations(sources: dict[str, str]) -> list[str]:
         app = module.split(".")[0]
         for imported in sorted(imports_of(source, known)):
             top = imported.split(".")[0]
-            if is_pure(module):
+            if top == "plugins" and RANKS[app] < RANKS[top]:
+                # A benchmark's folder sits above the apps, its pure modules too: apps reach it
+                # only through the registry, never by importing it.
+                problems.append(f"{module} ({app}) imports {imported}, a benchmark's folder (plugins)")
+            elif is_pure(module):
                 if top in FRAMEWORKS:
                     problems.append(f"{module} is pure but imports {imported}")
                 elif top in APPS and not is_pure(imported):
@@ -104,19 +115,8 @@ def layer_violations(sources: dict[str, str]) -> list[str]:
 
 
 def own_modules(name: str) -> tuple[str, ...]:
-    """Where a benchmark's name may be written: its package, its metric, its trial and widgets."""
-    return (
-        f"benchmarks/{name}/",
-        f"evaluation/metrics/{name}.py",
-        f"humantest/trials/{name}.py",
-        f"humantest/templates/humantest/widgets/{name}",
-        f"humantest/static/humantest/widgets/{name}",
-        f"validation/checks/{name}.py",
-        f"inference/baselines/{name}.py",
-        f"inference/baselines/{name}/",
-        f"validation/templates/validation/checks/{name}",
-        f"validation/static/validation/checks/{name}",
-    )
+    """Where a benchmark's name may be written: its own folder."""
+    return (f"plugins/{name}/",)
 
 
 def name_violations(files: dict[str, str], names: dict[str, str]) -> list[str]:
@@ -191,19 +191,22 @@ def test_layers_only_call_downward_and_pure_modules_import_no_framework():
 def test_the_layer_check_catches_each_kind_of_break():
     planted = {
         "evaluation.metrics.fake": "import numpy\nfrom django.db import models\n",
-        "benchmarks.trance.fake": "def later():\n    from benchmarks.models import Dataset\n",
+        "plugins.trance.fake": "def later():\n    from benchmarks.models import Dataset\n",
         "benchmarks.views_fake": "from humantest.models import TestPlan\n",
         "evaluation.fake": "from evaluation.metrics import cric\nfrom benchmarks.models import Dataset\n",
         "humantest.fake": "from annotation import models\n",
         "humantest.fine": "from evaluation.services import record_prediction\nfrom accounts.roles import TESTER\n",
         "accounts.fake": "from benchmarks.models import Dataset\n",
+        "evaluation.reads_a_folder": "from plugins.cric import metric\n",
+        "plugins.cric.trial": "from humantest.trials.base import Trial\nfrom django.db import models\n",
     }
     assert layer_violations(planted) == [
         "accounts.fake (accounts) imports benchmarks.models, a higher layer (benchmarks)",
-        "benchmarks.trance.fake is pure but imports benchmarks.models, which is not",
         "benchmarks.views_fake (benchmarks) imports humantest.models, a higher layer (humantest)",
         "evaluation.metrics.fake is pure but imports django.db",
+        "evaluation.reads_a_folder (evaluation) imports plugins.cric.metric, a benchmark's folder (plugins)",
         "humantest.fake (humantest) imports annotation.models, from a sibling app (annotation)",
+        "plugins.trance.fake is pure but imports benchmarks.models, which is not",
     ]
 
 
@@ -236,8 +239,8 @@ def test_the_name_check_catches_an_if_chain(path, text, found):
 
 def test_the_name_check_leaves_a_benchmarks_own_modules_and_prose_alone():
     own = {
-        "benchmarks/trance/spec.py": 'name = "trance"\n',
-        "humantest/trials/cric.py": '"""About cric."""\nX = "cric"\n',
+        "plugins/trance/spec.py": 'name = "trance"\n',
+        "plugins/cric/trial.py": '"""About cric."""\nX = "cric"\n',
         "evaluation/x.py": '"""The trance and cric metrics share this."""\n',
     }
     assert name_violations(own, benchmark_names()) == []

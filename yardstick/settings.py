@@ -16,6 +16,8 @@ from pathlib import Path
 import dj_database_url
 from kombu import Queue
 
+from benchmarks.registry import PLUGIN_ROOT, plugin_folders
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 if os.environ.get("PYTEST_VERSION") and not os.environ.get("YARDSTICK_VAR_DIR"):
     # A test run (pytest sets PYTEST_VERSION) keeps its own var/ folder, removed at its end: a
@@ -128,6 +130,8 @@ INSTALLED_APPS = [
     "evaluation",
     "inference",
     "validation",
+    # Each benchmark's folder (and the scene engine two of them share), found, never listed.
+    *(f"{PLUGIN_ROOT}.{folder.name}" for folder in plugin_folders()),
 ]
 
 MIDDLEWARE = [

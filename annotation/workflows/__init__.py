@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import importlib
 from functools import cache
 
 from benchmarks import registry
-from benchmarks.spec import BenchmarkSpec
+from benchmarks.spec import BenchmarkSpec, plugged
 
 
 class NoWorkflow(LookupError):
@@ -23,8 +22,7 @@ def workflow_for(benchmark: str):
 
 @cache
 def load_workflow(spec: BenchmarkSpec):
-    module_name, _, class_name = spec.authoring.partition(":")
-    return getattr(importlib.import_module(module_name), class_name)(spec)
+    return plugged(spec.authoring)(spec)
 
 
 def annotatable_benchmarks() -> list[BenchmarkSpec]:

@@ -20,9 +20,9 @@ from PIL import Image, ImageDraw
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.clevr.camera import trance_camera  # noqa: E402
-from benchmarks.clevr.render import render, save_png  # noqa: E402
-from benchmarks.clevr.world import RADII, SceneObject  # noqa: E402
+from plugins.clevr.camera import trance_camera  # noqa: E402
+from plugins.clevr.render import render, save_png  # noqa: E402
+from plugins.clevr.world import RADII, SceneObject  # noqa: E402
 
 SAMPLE = ROOT.parent / "shared" / "data" / "trance_example"
 OUTPUT = Path(__file__).resolve().parent

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import importlib
 from functools import cache
 
 from django.utils.translation import gettext as _
 
 from benchmarks import registry
-from benchmarks.spec import BenchmarkSpec
+from benchmarks.spec import BenchmarkSpec, plugged
 from humantest.trials.base import AnswerRefused, BalanceField, BenchmarkTrial, TrialUnit
 
 __all__ = ["AnswerRefused", "BalanceField", "BenchmarkTrial", "NoTrial", "TrialUnit", "trial_for"]
@@ -31,5 +30,4 @@ def trial_for(benchmark: str) -> BenchmarkTrial:
 
 @cache
 def load_trial(spec: BenchmarkSpec) -> BenchmarkTrial:
-    module_name, _, class_name = spec.trial.partition(":")
-    return getattr(importlib.import_module(module_name), class_name)(spec)
+    return plugged(spec.trial)(spec)

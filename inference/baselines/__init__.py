@@ -15,12 +15,13 @@ so that listing baselines costs nothing.
 from __future__ import annotations
 
 import hashlib
-import importlib
 import random
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from benchmarks.spec import plugged
 
 if TYPE_CHECKING:
     from benchmarks.spec import BenchmarkSpec
@@ -151,8 +152,7 @@ def load_baseline(spec: BenchmarkSpec, name: str) -> Baseline:
 
 
 def import_baseline(path: str) -> type[Baseline]:
-    module_name, _, class_name = path.partition(":")
-    return getattr(importlib.import_module(module_name), class_name)
+    return plugged(path)
 
 
 def baseline_names(spec: BenchmarkSpec) -> list[str]:

@@ -124,7 +124,7 @@ def test_good_pairs_in_both_languages_have_no_problem():
 
 def test_the_generated_demo_pairs_keep_every_rule(tmp_path):
     """The demo generator's questions are real STE-VQA style questions: none may be refused."""
-    from benchmarks.stevqa import samples
+    from plugins.stevqa import samples
 
     if not (samples.CHINESE_FONT_PATH.is_file() and samples.ENGLISH_FONT_PATH.is_file()):
         pytest.skip("scene-text fonts missing (fonts-wqy-microhei, fonts-dejavu-core)")

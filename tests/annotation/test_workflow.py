@@ -7,8 +7,8 @@ import pytest
 
 from annotation import exports, queue, selectors, services
 from annotation.models import Assignment, QAPair
-from benchmarks.stevqa import formats
 from evaluation.agreement_reports import dataset_agreement
+from plugins.stevqa import formats
 
 pytestmark = pytest.mark.django_db
 

@@ -66,7 +66,7 @@ CROWDED = [
 
 
 def test_clevrref_object_numbers_never_hide_one_another(page, screenshot, tmp_path):
-    from benchmarks.clevrref.expressions import generate
+    from plugins.clevrref.expressions import generate
 
     files = generate(tmp_path / "clevrref", images=1, seed=2, split="val")
     dataset = import_dataset(
@@ -216,7 +216,7 @@ def visible_options(page, select: str) -> list[str]:
 
 
 def test_the_plan_form_offers_the_chosen_datasets_benchmark_only(page, screenshot, trance_dataset, tmp_path):
-    from benchmarks.cric.samples import generate_samples
+    from plugins.cric.samples import generate_samples
 
     files = generate_samples(tmp_path / "cric", images=1, seed=4)
     cric = import_dataset(

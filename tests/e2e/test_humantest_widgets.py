@@ -136,7 +136,7 @@ def click_box(page, candidates: list[dict], object_id: int) -> None:
 
 
 def test_cric_trial_answer_and_grounding_object(page, screenshot, tmp_path):
-    from benchmarks.cric.samples import generate_samples
+    from plugins.cric.samples import generate_samples
 
     files = generate_samples(tmp_path / "cric", images=2, seed=4)
     # Questions with a target object only, so that the right answer needs a click on a box.
@@ -228,7 +228,7 @@ def test_cric_trial_answer_and_grounding_object(page, screenshot, tmp_path):
 
 
 def test_clevrref_trial_chooses_every_referred_object(page, screenshot, tmp_path):
-    from benchmarks.clevrref.expressions import generate
+    from plugins.clevrref.expressions import generate
 
     files = generate(tmp_path / "clevrref", images=2, seed=2, split="val")
     dataset = import_dataset(
@@ -295,7 +295,7 @@ def test_clevrref_trial_chooses_every_referred_object(page, screenshot, tmp_path
 
 
 def test_stevqa_trial_answer_and_evidence_corners(page, screenshot, tmp_path):
-    from benchmarks.stevqa.samples import generate_samples
+    from plugins.stevqa.samples import generate_samples
 
     path = generate_samples(tmp_path / "stevqa", count=3, seed=7)
     dataset = import_dataset(

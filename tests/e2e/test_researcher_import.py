@@ -7,7 +7,7 @@ import pytest
 from playwright.sync_api import expect
 
 from benchmarks.models import Dataset
-from benchmarks.stevqa.samples import generate_samples
+from plugins.stevqa.samples import generate_samples
 from tests.e2e.conftest import log_in
 from tests.factories import PASSWORD, make_user
 

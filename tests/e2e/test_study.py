@@ -22,7 +22,7 @@ READY = "() => document.body.dataset.trialReady === '1'"
 
 @pytest.fixture
 def study(tmp_path):
-    from benchmarks.cric.samples import generate_samples
+    from plugins.cric.samples import generate_samples
 
     files = generate_samples(tmp_path / "cric", images=2, seed=5)
     cric = import_dataset(

@@ -25,7 +25,7 @@ SAVED = """() => {
 
 @pytest.fixture(scope="module")
 def cric_files(tmp_path_factory):
-    from benchmarks.cric.samples import generate_samples
+    from plugins.cric.samples import generate_samples
 
     return generate_samples(tmp_path_factory.mktemp("cric-validation"), images=2, seed=4)
 
@@ -291,7 +291,7 @@ def test_two_validators_judge_cric_items_and_the_researcher_reads_the_report(
 
 
 def test_a_clevrref_expression_is_checked_against_its_marked_objects(page, tmp_path):
-    from benchmarks.clevrref.expressions import generate
+    from plugins.clevrref.expressions import generate
 
     files = generate(tmp_path / "clevrref", images=1, seed=3, split="val")  # the demo's generator, one scene
     dataset = import_dataset(

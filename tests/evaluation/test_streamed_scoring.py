@@ -13,8 +13,9 @@ import pytest
 
 from benchmarks import records
 from benchmarks.records import FormatError, stream_json_object
-from benchmarks.trance.generator import generate
-from evaluation.metrics import cric, trance
+from plugins.cric import metric as cric
+from plugins.trance import metric as trance
+from plugins.trance.generator import generate
 from tests.benchmarks import builders
 
 

@@ -160,8 +160,8 @@ def test_only_researchers_delete_plans_and_only_by_post(trance_dataset, client):
 def cric_dataset(tmp_path):
     import json
 
-    from benchmarks.cric.samples import generate_samples
     from benchmarks.services import import_dataset
+    from plugins.cric.samples import generate_samples
 
     files = generate_samples(tmp_path / "cric", images=1, seed=4)
     return import_dataset(

@@ -24,7 +24,7 @@ COMPLETE = "https://app.prolific.com/submissions/complete?cc=C1A2B3"
 
 @pytest.fixture(scope="module")
 def cric_files(tmp_path_factory):
-    from benchmarks.cric.samples import generate_samples
+    from plugins.cric.samples import generate_samples
 
     return generate_samples(tmp_path_factory.mktemp("cric-study"), images=2, seed=3)
 

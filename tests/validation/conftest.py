@@ -16,7 +16,7 @@ def expire_on_every_claim(settings):
 
 @pytest.fixture(scope="session")
 def cric_files(tmp_path_factory):
-    from benchmarks.cric.samples import generate_samples
+    from plugins.cric.samples import generate_samples
 
     return generate_samples(tmp_path_factory.mktemp("cric"), images=5, seed=2)
 

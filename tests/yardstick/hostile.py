@@ -83,7 +83,7 @@ class Site:
 
 def build_site(folder, settings) -> Site:
     """Every role, with work in hand on every queue: the targets of hostile bodies."""
-    from benchmarks.cric.samples import generate_samples
+    from plugins.cric.samples import generate_samples
 
     settings.ANNOTATION_OCR_BUDGET_S = 0
     settings.ANNOTATION_EXPIRY_EVERY_S = 0

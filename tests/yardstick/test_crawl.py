@@ -69,8 +69,8 @@ def answer_all(plan, tester, *, stop_after=None, pause=False):
 
 @pytest.fixture
 def busy_site(trance_dataset, tmp_path, django_capture_on_commit_callbacks, settings):
-    from benchmarks.cric.samples import generate_samples as cric_samples
-    from benchmarks.stevqa.samples import generate_samples as stevqa_samples
+    from plugins.cric.samples import generate_samples as cric_samples
+    from plugins.stevqa.samples import generate_samples as stevqa_samples
 
     admin = make_user("ada", "admin")
     admin.is_superuser = admin.is_staff = True

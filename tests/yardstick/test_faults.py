@@ -193,7 +193,7 @@ from humantest.plans import create_test_plan
 from benchmarks.services import import_dataset
 from accounts.roles import sync_roles
 from tests.factories import make_user
-from benchmarks.trance.generator import generate
+from plugins.trance.generator import generate
 from pathlib import Path
 folder = Path({folder!r})
 generate(folder, count=4, seed=3, workers=1)

@@ -31,11 +31,11 @@ SCRIPT_DIRS = [ROOT / "static", *sorted(p for p in ROOT.glob("*/static") if p.pa
 #: Visible text that is data, with why: (template, text).
 DATA = {
     (
-        "humantest/templates/humantest/widgets/cric.html",
+        "plugins/cric/templates/humantest/widgets/cric.html",
         "yes",
     ): "CRIC's answers are English words: the button types one",
     (
-        "humantest/templates/humantest/widgets/cric.html",
+        "plugins/cric/templates/humantest/widgets/cric.html",
         "no",
     ): "CRIC's answers are English words: the button types one",
 }

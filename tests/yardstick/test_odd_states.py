@@ -97,7 +97,7 @@ def test_browser_timings_out_of_range_are_refused_by_field(client, open_trial, c
 
 
 def test_an_stevqa_coordinate_beyond_64_bits_is_scored_or_refused_never_a_crash(client, tmp_path):
-    from benchmarks.stevqa.samples import generate_samples
+    from plugins.stevqa.samples import generate_samples
 
     path = generate_samples(tmp_path, count=2, seed=1)
     dataset = import_dataset(

@@ -20,7 +20,6 @@ agreement) live on `Check`; a benchmark's module only declares.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -30,7 +29,7 @@ from django.db.models import Func, IntegerField, QuerySet
 from django.utils.translation import gettext as _
 
 from benchmarks import registry
-from benchmarks.spec import BenchmarkSpec
+from benchmarks.spec import BenchmarkSpec, plugged
 
 #: Longest comment a validator may leave.
 COMMENT_LIMIT = 2000
@@ -243,8 +242,7 @@ def check_for(benchmark: str) -> Check:
 
 @cache
 def load_check(spec: BenchmarkSpec) -> Check:
-    module_name, _, class_name = spec.validation.partition(":")
-    return getattr(importlib.import_module(module_name), class_name)(spec)
+    return plugged(spec.validation)(spec)
 
 
 def validatable_benchmarks() -> list[BenchmarkSpec]:

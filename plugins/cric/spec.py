@@ -1,0 +1,212 @@
+"""CRIC as Yardstick serves it (pure): one declaration the apps look up."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from benchmarks.spec import (
+    BenchmarkSpec,
+    BreakdownPlot,
+    Choice,
+    Column,
+    DemoData,
+    ItemSection,
+    Region,
+    ScoringFiles,
+    ScoringTask,
+    as_text,
+    rectangle,
+)
+from plugins.cric.formats import QUESTION_TYPES, object_box
+
+DEMO_IMAGES = 30
+
+
+def _(text: str) -> str:
+    """Marks the item page's words for the translation catalogue (`make messages`); the page
+    (benchmarks/views.py) translates them."""
+    return text
+
+
+def of_kind(kind: str):
+    return lambda row: row.get("kind") == kind
+
+
+class CricSpec(BenchmarkSpec):
+    name = "cric"
+    title = "CRIC"
+    formats_module = "plugins.cric.formats"
+    unit_id_field = "question_id"
+    scores_streamed_files = True
+    region_kind = "box"
+    trial = "plugins.cric.trial:CricTrial"
+    validation = "plugins.cric.check:CricCheck"
+    comparison_strata = (Choice("question_type", _("question type")),)
+    baselines = ("plugins.cric.baselines:PriorBaseline", "plugins.cric.baselines:ExecutorBaseline")
+    plots = (
+        BreakdownPlot(
+            _("Final accuracy by question type"),
+            ("by_question_type",),
+            "Final",
+            tuple(Choice(question_type, question_type) for question_type in QUESTION_TYPES),
+            ylabel="Final",
+        ),
+    )
+
+    # --- the catalog ---------------------------------------------------------------------------
+
+    def summary(self, payload: dict[str, Any], ground_truth: dict[str, Any]) -> str:
+        return str(payload.get("question", ""))
+
+    def regions(self, ground_truth: dict[str, Any], scene: dict[str, Any] | None) -> list[Region]:
+        """The target objects' boxes, from the scene graph."""
+        if not scene:
+            return []
+        objects = {obj.get("object_id"): obj for obj in scene.get("objects", [])}
+        return [
+            rectangle(*object_box(objects[target]), label=(objects[target].get("names") or ["object"])[0])
+            for target in ground_truth.get("target", [])
+            if target in objects
+        ]
+
+    def shown_sections(self, payload: dict[str, Any], scene: dict[str, Any] | None) -> list[ItemSection]:
+        return [
+            ItemSection(
+                facts=(
+                    (_("Question"), str(payload.get("question", ""))),
+                    (_("Question type"), str(payload.get("question_type", ""))),
+                ),
+                note=_(
+                    "Testers see the image with every object boxed (no names), type the answer and "
+                    "choose the object it is about."
+                ),
+            )
+        ]
+
+    def truth_sections(
+        self, payload: dict[str, Any], ground_truth: dict[str, Any], scene: dict[str, Any] | None
+    ) -> list[ItemSection]:
+        """The answer and the objects it is about, the program that finds them, and the scene-graph
+        facts and commonsense it rests on; objects named as the scene graph names them."""
+        names = {
+            obj.get("object_id"): (obj.get("names") or ["object"])[0]
+            for obj in (scene or {}).get("objects", [])
+        }
+
+        def named(object_id: Any) -> str:
+            return f"{names[object_id]} {object_id}" if object_id in names else str(object_id)
+
+        def objects(ids: Any) -> str:
+            if not isinstance(ids, list):
+                return as_text(ids)
+            if len(ids) > 6:
+                return f"{len(ids)} objects"
+            return ", ".join(named(object_id) for object_id in ids) or "nothing"
+
+        facts = [
+            (_("Answer"), as_text(ground_truth.get("answer", ""))),
+            (_("About"), objects(ground_truth.get("target"))),
+        ]
+        if ground_truth.get("wrong_part"):
+            facts.append((_("Wrong part"), str(ground_truth["wrong_part"])))
+        program = tuple(
+            f"{step.get('function', '?')} {', '.join(map(str, step.get('text_input') or []))}".rstrip()
+            + f" → {objects(step.get('output'))}"
+            for step in ground_truth.get("program", [])
+        )
+        sub_graph = ground_truth.get("sub_graph") or {}
+        evidence = tuple(
+            [
+                f"{named(fact[0])} {fact[1]} {named(fact[2])}"
+                if isinstance(fact, list) and len(fact) == 3
+                else as_text(fact)
+                for fact in sub_graph.get("relations", [])
+            ]
+            + [
+                f"{named(fact[0])} is {fact[1]}"
+                if isinstance(fact, list) and len(fact) == 2
+                else as_text(fact)
+                for fact in sub_graph.get("attributes", [])
+            ]
+            + [
+                " ".join(map(str, item["triplet"]))
+                if isinstance(item, dict) and "triplet" in item
+                else as_text(item)
+                for item in sub_graph.get("knowledge_items", [])
+            ]
+        )
+        sections = [ItemSection(facts=tuple(facts)), ItemSection(_("Program"), lines=program)]
+        if evidence:
+            sections.append(ItemSection(_("Facts and knowledge it rests on"), lines=evidence, numbered=False))
+        return sections
+
+    # --- scoring -------------------------------------------------------------------------------
+
+    def read_predictions(self, data: bytes, *, source: str = "") -> dict[str, Any]:
+        from plugins.cric import metric
+
+        return {
+            record["question_id"]: {key: value for key, value in record.items() if key != "question_id"}
+            for record in metric.parse_predictions(data, source=source)
+        }
+
+    def score(self, task: ScoringTask):
+        from plugins.cric import metric
+
+        predictions = [{**answer, "question_id": key} for key, answer in task.answers.items()]
+        return metric.score(task.records, predictions)
+
+    def score_files(self, files: ScoringFiles):
+        from plugins.cric import metric
+
+        return metric.score_file(
+            files.ground_truth,
+            files.predictions,
+            questions_source=files.ground_truth_source,
+            predictions_source=files.predictions_source,
+        )
+
+    # --- reports -------------------------------------------------------------------------------
+
+    def report_columns(self) -> list[Column]:
+        columns = []
+        for path, group, row_filter in (
+            (("by_kind", "verify"), _("Verify"), of_kind("verify")),
+            (("by_kind", "recognize"), _("Recognize"), of_kind("recognize")),
+            (("overall",), _("Overall"), None),
+        ):
+            for name, key in (
+                ("Ans", "answer_correct"),
+                ("Grd", "grounding_correct"),
+                ("Final", "final_correct"),
+            ):
+                columns.append(Column(group, name, "", (*path, name), key, row_filter))
+        return columns
+
+    # --- agreement -----------------------------------------------------------------------------
+
+    answer_compared = "the answer with its object"
+
+    def answer_label(self, answer: Any) -> str:
+        """The answer with the object it is about."""
+        return json.dumps([answer.get("answer"), answer.get("object")])
+
+    # --- demo ----------------------------------------------------------------------------------
+
+    def demo(self, folder: Path, seed: int) -> DemoData:
+        from plugins.cric.samples import generate_samples
+
+        folder.mkdir(parents=True, exist_ok=True)
+        files = generate_samples(folder, images=DEMO_IMAGES, seed=seed)
+        return DemoData(
+            data=files.questions,
+            split="val",
+            source="generated by load_samples",
+            images=files.images_dir,
+            scenes=files.scene_graphs,
+        )
+
+
+SPEC = CricSpec()

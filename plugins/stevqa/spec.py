@@ -1,0 +1,222 @@
+"""STE-VQA as Yardstick serves it (pure): one declaration the apps look up."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from benchmarks.spec import (
+    OFFICIAL,
+    BenchmarkSpec,
+    BreakdownPlot,
+    Choice,
+    Column,
+    DemoData,
+    ItemSection,
+    ItemTable,
+    Region,
+    ScoringFiles,
+    ScoringTask,
+    ScoringUnit,
+)
+from plugins.stevqa.formats import CHINESE, ENGLISH, quad_points, question_records
+
+DEMO_IMAGES = 40
+
+
+def _(text: str) -> str:
+    """Marks the item page's words for the translation catalogue (`make messages`); the page
+    (benchmarks/views.py) translates them."""
+    return text
+
+
+def in_language(code: str):
+    return lambda row: row.get("lang") == code
+
+
+def corners(evidence: Any) -> str:
+    """An evidence quadrilateral as its four corners, "(x1, y1) (x2, y2) ..."; "–" without one."""
+    if not isinstance(evidence, list) or len(evidence) != 8:
+        return "–"
+    return " ".join(f"({evidence[index]}, {evidence[index + 1]})" for index in range(0, 8, 2))
+
+
+class SteVqaSpec(BenchmarkSpec):
+    name = "stevqa"
+    title = "STE-VQA"
+    aliases = ("ste-vqa", "ste_vqa", "est-vqa", "estvqa")
+    formats_module = "plugins.stevqa.formats"
+    unit_id_field = "question_id"
+    unit_id_type = int
+    settings = (Choice("", "–"), Choice("mono", _("monolingual")), Choice("bi", _("bilingual")))
+    variants = (Choice(OFFICIAL, _("official (released evaluator)")), Choice("paper", _("paper")))
+    region_kind = "quadrilateral"
+    trial = "plugins.stevqa.trial:SteVqaTrial"
+    authoring = "plugins.stevqa.authoring:SteVqaAuthoring"
+    comparison_strata = (Choice("lang", _("language")), Choice("answer_length", _("answer length")))
+    baselines = (
+        "plugins.stevqa.baselines:RandomTokenBaseline",
+        "plugins.stevqa.baselines:RankerBaseline",
+        "plugins.stevqa.baselines:OcrUpperBoundBaseline",
+    )
+    plots = (
+        BreakdownPlot(
+            _("CLC by language"),
+            ("by_language",),
+            "CLC",
+            (Choice(ENGLISH, _("English")), Choice(CHINESE, _("Chinese"))),
+            ylabel="CLC",
+        ),
+    )
+
+    # --- the catalog ---------------------------------------------------------------------------
+
+    def units(
+        self, external_id: str, payload: dict[str, Any], ground_truth: dict[str, Any]
+    ) -> list[ScoringUnit]:
+        """One unit per question, named by its question id (given at import in either layout)."""
+        return [
+            ScoringUnit(str(record["question_id"]), part, record)
+            for part, record in enumerate(question_records(payload, ground_truth))
+        ]
+
+    def unit_id(self, external_id: str, payload: dict[str, Any], part: int) -> str:
+        return str(payload["question_ids"][part]) if "question_ids" in payload else external_id
+
+    def unit_count(self, payload: dict[str, Any]) -> int:
+        return len(payload["questions"]) if "questions" in payload else 1
+
+    def summary(self, payload: dict[str, Any], ground_truth: dict[str, Any]) -> str:
+        if "questions" in payload:
+            return " / ".join(str(question) for question in payload["questions"][:3])
+        return str(payload.get("question", ""))
+
+    def regions(self, ground_truth: dict[str, Any], scene: dict[str, Any] | None) -> list[Region]:
+        pairs = ground_truth.get("annotation") or [ground_truth]
+        return [
+            Region(str(pair.get("answer", "")), tuple(quad_points(pair["evidence"])))
+            for pair in pairs
+            if len(pair.get("evidence") or []) == 8
+        ]
+
+    def shown_sections(self, payload: dict[str, Any], scene: dict[str, Any] | None) -> list[ItemSection]:
+        """The questions on the image, each with the id predictions answer it by."""
+        if "questions" in payload:
+            ids = payload.get("question_ids") or range(len(payload["questions"]))
+            rows = tuple(
+                (str(question_id), str(question))
+                for question_id, question in zip(ids, payload["questions"], strict=False)
+            )
+        else:
+            rows = ((str(payload.get("question_id", "")), str(payload.get("question", ""))),)
+        return [
+            ItemSection(
+                _("Questions"),
+                table=ItemTable((_("Question id"), _("Question")), rows),
+                note=_(
+                    "Testers are asked one question at a time on the image, type the answer and click the "
+                    "four corners of the text they read it from."
+                ),
+            )
+        ]
+
+    def truth_sections(
+        self, payload: dict[str, Any], ground_truth: dict[str, Any], scene: dict[str, Any] | None
+    ) -> list[ItemSection]:
+        """Each question's answer and the corners of its evidence, as outlined on the image."""
+        rows = tuple(
+            (
+                str(record.get("question_id", "")),
+                str(record.get("question", "")),
+                str(record.get("answer", "")),
+                corners(record.get("evidence")),
+            )
+            for record in question_records(payload, ground_truth)
+        )
+        return [
+            ItemSection(
+                table=ItemTable(
+                    (_("Question id"), _("Question"), _("Answer"), _("Evidence (x, y corners)")), rows
+                )
+            )
+        ]
+
+    # --- scoring -------------------------------------------------------------------------------
+
+    def read_predictions(self, data: bytes, *, source: str = "") -> dict[str, Any]:
+        from plugins.stevqa import metric
+
+        return {
+            str(record["question_id"]): {"answer": record["answer"], "evidence": record["evidence"]}
+            for record in metric.parse_predictions(data, source=source)
+        }
+
+    def score(self, task: ScoringTask):
+        from plugins.stevqa import metric
+
+        predictions = [
+            {**answer, "question_id": self.unit_id_type(key)} for key, answer in task.answers.items()
+        ]
+        return metric.score(list(task.records), predictions, variant=task.variant)
+
+    def score_files(self, files: ScoringFiles):
+        from plugins.stevqa import metric
+
+        return metric.score_file(
+            files.ground_truth,
+            files.predictions,
+            variant=files.variant,
+            gt_source=files.ground_truth_source,
+            pred_source=files.predictions_source,
+        )
+
+    # --- reports -------------------------------------------------------------------------------
+
+    def report_columns(self) -> list[Column]:
+        columns = []
+        for code, group in ((ENGLISH, _("English")), (CHINESE, _("Chinese"))):
+            columns += [
+                Column(
+                    group, name, "", ("by_language", code, name), name, in_language(code), proportion=False
+                )
+                for name in ("TC", "LC", "CLC")
+            ]
+            columns.append(Column(group, "Δr", "", ("by_language", code, "Delta_r"), None, proportion=False))
+        columns += [
+            Column(_("All"), name, "", ("overall", name), name, proportion=False)
+            for name in ("TC", "LC", "CLC")
+        ]
+        return columns
+
+    # --- agreement -----------------------------------------------------------------------------
+
+    answer_compared = (
+        "the answer text, lower-cased; also answer text similarity and the IoU of the evidence quadrilaterals"
+    )
+
+    def answer_label(self, answer: Any) -> str:
+        """The answer text, lower-cased and stripped (the evidence is compared apart)."""
+        return str(answer.get("answer", "")).strip().lower()
+
+    def answer_text(self, answer: Any) -> str | None:
+        return str(answer.get("answer", ""))
+
+    def answer_region(self, answer: Any) -> list[tuple[float, float]] | None:
+        evidence = answer.get("evidence")
+        return quad_points(evidence) if evidence and len(evidence) == 8 else None
+
+    # --- demo ----------------------------------------------------------------------------------
+
+    def demo(self, folder: Path, seed: int) -> DemoData:
+        from plugins.stevqa.samples import generate_samples
+
+        folder.mkdir(parents=True, exist_ok=True)
+        return DemoData(
+            data=generate_samples(folder, count=DEMO_IMAGES, seed=seed),
+            split="train",
+            source="generated by load_samples",
+            images=folder / "images",
+        )
+
+
+SPEC = SteVqaSpec()

@@ -1,0 +1,183 @@
+"""A TRANCE trial: the initial and final scenes; the answer is the ordered list of steps between them."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from typing import Any
+
+from django.db.models.fields.json import KeyTransform
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+
+from humantest.trials.base import (
+    AnswerRefused,
+    BalanceField,
+    BenchmarkTrial,
+    JSONArrayLength,
+    TrialUnit,
+    media,
+)
+from plugins.trance.formats import (
+    ATTRIBUTE_VALUES,
+    BASIC,
+    CENTER_CAMERA,
+    DIRECTIONS,
+    FINAL_CAMERAS,
+    MAX_STEPS,
+    MOVE_STEPS,
+    VIEW,
+)
+
+CAMERA_NAMES = {"Camera_Left": "left", "Camera_Center": "centre", "Camera_Right": "right"}
+#: The attributes as the result panel names them (the keys are the benchmark's field names).
+ATTRIBUTE_NAMES = {
+    "color": gettext_lazy("color"),
+    "material": gettext_lazy("material"),
+    "shape": gettext_lazy("shape"),
+    "size": gettext_lazy("size"),
+}
+
+
+def most_steps(unit: TrialUnit) -> int:
+    # Basic is the one-step setting: its answer is a single transformation.
+    return 1 if unit.context.get("setting") == BASIC else MAX_STEPS
+
+
+class TranceTrial(BenchmarkTrial):
+    balance_fields = {
+        "length": BalanceField(gettext_lazy("Number of transformations")),
+        "camera": BalanceField(gettext_lazy("Final camera (View)"), of_items=False, setting=VIEW),
+    }
+    headline = ("AD", "dist")  # accuracy is shown anyway; the mean distance adds to it
+
+    def draw_fields(self, balance_by: str) -> dict[str, Any]:
+        # Only the number of steps is needed: counted by the database, not decoded here.
+        return {"length": JSONArrayLength(KeyTransform("transformations", "ground_truth"))}
+
+    def eligible(self, row: dict[str, Any], setting: str) -> bool:
+        return setting != BASIC or row["length"] == 1
+
+    def balance_value(self, row: dict[str, Any], field: str, part: int) -> Any:
+        if field == "length":
+            return row["length"]
+        raise KeyError(field)
+
+    def contexts(self, setting: str, count: int, balance_by: str, rng: random.Random) -> list[dict[str, Any]]:
+        if setting != VIEW:
+            return [{"camera": CENTER_CAMERA} for _ in range(count)]
+        if balance_by == "camera":
+            cameras = [FINAL_CAMERAS[index % len(FINAL_CAMERAS)] for index in range(count)]
+            rng.shuffle(cameras)
+        else:
+            cameras = [rng.choice(FINAL_CAMERAS) for _ in range(count)]
+        return [{"camera": camera} for camera in cameras]
+
+    def view(self, unit: TrialUnit) -> dict[str, Any]:
+        from plugins.trance.diagram import WORDS, scene_diagram_svg
+
+        payload = unit.item.payload
+        objects = payload["initial"]["objects"]
+        camera = unit.context.get("camera", CENTER_CAMERA)
+        return {
+            "idx": payload["idx"],
+            "objects": objects,
+            "initial_image": media(unit.item, f"init.{CENTER_CAMERA}"),
+            "final_image": media(unit.item, f"fin.{camera}"),
+            "camera": camera,
+            "camera_name": CAMERA_NAMES.get(camera, camera),
+            "diagram": scene_diagram_svg(
+                objects, pixels=300, words={key: _(word) for key, word in WORDS.items()}
+            ),
+            "attributes": {**ATTRIBUTE_VALUES},
+            "directions": list(DIRECTIONS),
+            "move_steps": list(MOVE_STEPS),
+            "max_steps": most_steps(unit),
+        }
+
+    def read_answer(self, unit: TrialUnit, raw: Any) -> Any:
+        from plugins.trance import metric
+
+        steps = raw.get("steps") if isinstance(raw, dict) else None
+        if not isinstance(steps, list):
+            raise AnswerRefused("steps", _("expected a list of steps"))
+        limit = most_steps(unit)
+        if not 1 <= len(steps) <= limit:
+            raise AnswerRefused(
+                "steps", _("give 1 to %(limit)s steps, got %(count)s") % {"limit": limit, "count": len(steps)}
+            )
+        count = len(unit.item.payload["initial"]["objects"])
+        answer = []
+        for index, step in enumerate(steps):
+            if not isinstance(step, dict):
+                raise AnswerRefused(f"steps[{index}]", _("expected an object with obj_idx, attr and val"))
+            clean = {key: step.get(key) for key in ("obj_idx", "attr", "val")}
+            # The metric's own check of an answer's steps, so that a tester is held to the same rules.
+            problems = metric.answer_problems("answer", [clean])
+            if problems:
+                raise AnswerRefused(f"steps[{index}].{problems[0].field.split('.')[-1]}", problems[0].message)
+            if not 0 <= clean["obj_idx"] < count:
+                raise AnswerRefused(
+                    f"steps[{index}].obj_idx",
+                    _("no object %(index)s in this scene") % {"index": clean["obj_idx"]},
+                )
+            answer.append(clean)
+        return answer
+
+    def options(self, units: Sequence[TrialUnit]) -> dict[str, Any]:
+        """The camera each trial's final state was shown from (View scores per camera)."""
+        return {"cameras": {unit.key: unit.context.get("camera", CENTER_CAMERA) for unit in units}}
+
+    def truth(self, unit: TrialUnit) -> dict[str, Any]:
+        steps = [
+            {key: step[key] for key in ("obj_idx", "attr", "val")}
+            for step in unit.item.ground_truth.get("transformations", ())
+        ]
+        return {"steps": steps, "final_objects": unit.item.ground_truth.get("final_objects", [])}
+
+    def correct(self, row: dict[str, Any]) -> bool | None:
+        return bool(row.get("correct"))
+
+    def explain(self, unit: TrialUnit, answer: Any) -> list[str]:
+        """Where the state the answer leads to differs from the true final state, object by object."""
+        from plugins.trance.simulator import InvalidStep, apply_steps, positions_match
+
+        initial = unit.item.payload["initial"]["objects"]
+        final = unit.item.ground_truth.get("final_objects") or []
+        try:
+            outcome = apply_steps(initial, answer or [])
+        except InvalidStep as problem:
+            return [_("Your steps cannot be applied: %(problem)s.") % {"problem": problem}]
+        lines = []
+        if outcome.overlap_error:
+            lines.append(_("One of your steps makes an object overlap another one."))
+        if outcome.invalid_position_error:
+            lines.append(_("One of your steps moves an object off the plane."))
+        for index, (predicted, true) in enumerate(zip(outcome.objects, final, strict=False)):
+            for attr in ("color", "material", "shape", "size"):
+                if predicted[attr] != true[attr]:
+                    lines.append(
+                        _(
+                            "Object %(index)s: your %(attribute)s is %(yours)s, the final scene shows %(truth)s."
+                        )
+                        % {
+                            "index": index,
+                            "attribute": ATTRIBUTE_NAMES.get(attr, attr),
+                            "yours": predicted[attr],
+                            "truth": true[attr],
+                        }
+                    )
+            if not positions_match(predicted["position"], true["position"]):
+                lines.append(
+                    _(
+                        "Object %(index)s: your steps put it at %(yours)s, the final scene has it at %(truth)s."
+                    )
+                    % {
+                        "index": index,
+                        "yours": tuple(predicted["position"]),
+                        "truth": tuple(true["position"]),
+                    }
+                )
+        if not lines:
+            lines.append(_("Your steps lead exactly to the final scene."))
+        return lines
