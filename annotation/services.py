@@ -29,7 +29,7 @@ from accounts.roles import ANNOTATOR, REVIEWER
 from annotation import queue
 from annotation.models import Assignment, Project, QAPair, QARevision, Task
 from annotation.permissions import is_member
-from annotation.rules import MESSAGES, Problem, ocr_mismatch
+from annotation.problems import Problem
 from annotation.workflows import NoWorkflow, workflow_for
 from benchmarks.models import Dataset, Item
 from benchmarks.services import import_dataset
@@ -54,9 +54,10 @@ def problem(pair: int | None, field_name: str, code: str, message: str, confirma
     return {"pair": pair, "field": field_name, "code": code, "message": message, "confirmable": confirmable}
 
 
-def explain(found: Problem) -> dict[str, Any]:
-    """A rule's problem in the user's language (the active translation)."""
-    template = MESSAGES.get(found.code, found.code)
+def explain(found: Problem, messages: dict[str, str]) -> dict[str, Any]:
+    """A rule's problem in the user's language (the active translation); `messages`: the
+    workflow's English templates by code."""
+    template = messages.get(found.code, found.code)
     try:
         message = gettext(template).format(**found.params)
     except (KeyError, IndexError, ValueError):
@@ -294,7 +295,10 @@ def submit(
             pair["question"] = source.question
     path = image_file(item, workflow.image_role)
     width, height = image_size(path)
-    found = [explain(p) for p in workflow.check(pairs, width=width, height=height, fixed_questions=second)]
+    found = [
+        explain(p, workflow.messages)
+        for p in workflow.check(pairs, width=width, height=height, fixed_questions=second)
+    ]
     if found:
         raise Refused(found)
     readings = read_evidence(workflow, path, pairs) if check_evidence else [None] * len(pairs)
@@ -305,7 +309,7 @@ def submit(
             and reading.similarity < workflow.ocr_threshold()
             and not pair["ocr_confirmed"]
         ):
-            mismatched.append(explain(ocr_mismatch(index, reading.text)))
+            mismatched.append(explain(workflow.ocr_problem(index, reading.text), workflow.messages))
     if mismatched:
         raise Refused(mismatched)
     now = timezone.now()
@@ -490,7 +494,7 @@ def fix_content(pair: QAPair, *, question: Any, answer: Any, evidence: Any) -> d
     width, height = image_size(image_file(item, workflow.image_role))
     candidates = [fixed] + [other.content() for other in others]
     found = [
-        explain(p)
+        explain(p, workflow.messages)
         for p in workflow.check(candidates, width=width, height=height, fixed_questions=assignment.round > 1)
         if p.pair in (0, None)
     ]

@@ -53,7 +53,7 @@ PURE = (
     re.compile(r"plugins\.[a-z_]+\.(?!trial$|check$|authoring$|apps$|management\b|tests\b)[a-z_.]+$"),
     re.compile(r"evaluation\.metrics(\..+)?$"),
     re.compile(r"evaluation\.(agreement|sampling|reports|plots|comparison)$"),
-    re.compile(r"annotation\.(rules|ocr|textstats)$"),
+    re.compile(r"annotation\.problems$"),
     re.compile(r"validation\.(estimates|plots)$"),
     re.compile(r"inference\.baselines(\..+)?$"),
 )

@@ -1,8 +1,8 @@
 """STE-VQA authoring: question-answer pairs about the text in an image, each with its evidence quad.
 
 What the generic queue and pages need from the benchmark: which file is the image, the rules a
-submission must pass (annotation/rules.py), the OCR check of an answer against its evidence
-(plugins/stevqa/evidence.py), and how accepted pairs become the benchmark's own training-layout records, so
+submission must pass (rules.py), the OCR check of an answer against its evidence
+(evidence.py), and how accepted pairs become the benchmark's own training-layout records, so
 an annotation project's output imports, exports, scores and tests like any released file.
 """
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from annotation import rules
 from benchmarks.spec import BenchmarkSpec
+from plugins.stevqa import rules
 from plugins.stevqa.formats import language
 
 
@@ -27,6 +27,13 @@ class SteVqaAuthoring:
 
     def language(self, text: str) -> str:
         return language(text)
+
+    #: code -> the English message template of each Problem the rules and the OCR check report.
+    messages = rules.MESSAGES
+
+    def ocr_problem(self, pair: int, recognised: str):
+        """The confirmable Problem of an answer far from the text read inside its evidence."""
+        return rules.ocr_mismatch(pair, recognised)
 
     def check(self, pairs: list[dict[str, Any]], *, width: int, height: int, fixed_questions: bool):
         return rules.check_pairs(pairs, width=width, height=height, fixed_questions=fixed_questions)

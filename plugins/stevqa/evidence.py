@@ -226,7 +226,7 @@ def read_quad(image, evidence: list[float]) -> str:
     """The text inside the quadrilateral `evidence` (x1, y1, ..., x4, y4 in image pixels) of
     `image` (a PIL image or a path): "" when nothing is read. See the module's docstring.
 
-    Raises ValueError when evidence is not 8 finite numbers (annotation.rules reports those).
+    Raises ValueError when evidence is not 8 finite numbers (rules.py reports those).
     """
     corners = _corners(evidence)
     warped = _warp(_rgb_array(image), corners)

@@ -7,8 +7,9 @@ import math
 
 import pytest
 
-from annotation import rules
-from annotation.rules import Problem, check_pairs, is_yes_no_answer, is_yes_no_question, normalise_question
+from annotation.problems import Problem
+from plugins.stevqa import rules
+from plugins.stevqa.rules import check_pairs, is_yes_no_answer, is_yes_no_question, normalise_question
 
 WIDTH, HEIGHT = 640, 480
 BOX = [10, 10, 110, 10, 110, 40, 10, 40]

@@ -1,4 +1,4 @@
-"""The rules a submission of question-answer pairs must keep (pure, no Django).
+"""The rules a submission of STE-VQA question-answer pairs must keep (pure, no Django).
 
 An annotator writes, for one image, a few bilingual (English or Chinese) question-answer pairs
 whose answers are text in the image, and draws a quadrilateral around the text each answer was
@@ -24,7 +24,7 @@ With ``fixed_questions`` (a second annotator answering questions somebody else w
 question rule is skipped (empty, yes/no, duplicate): the questions are not theirs to change. The
 answer and evidence rules still apply.
 
-``ocr_mismatch`` and ``ocr_empty`` are not checked here (reading the image is the workflow's (plugins/stevqa/evidence.py)
+``ocr_mismatch`` and ``ocr_empty`` are not checked here (reading the image is evidence.py's
 job); `ocr_mismatch` builds those Problems, which the annotator may confirm, so that they share
 the catalogue.
 """
@@ -36,28 +36,14 @@ import numbers
 import re
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from shapely.geometry import LineString, Polygon
 
+from annotation.problems import Problem
+
 #: Smallest evidence quadrilateral, in square image pixels.
 MIN_QUAD_AREA = 4.0
-
-
-@dataclass(frozen=True)
-class Problem:
-    """One broken rule: which pair (None for the whole submission), which field, which rule.
-
-    `params` holds the values the message template of `code` names; `confirmable` problems are
-    warnings the annotator may confirm and submit anyway.
-    """
-
-    pair: int | None
-    field: str  # "question" | "answer" | "evidence" | "pairs"
-    code: str
-    params: dict = field(default_factory=dict)
-    confirmable: bool = False
 
 
 def _(text: str) -> str:
