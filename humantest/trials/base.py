@@ -225,6 +225,11 @@ class BenchmarkTrial:
         """Why the answer scored as it did, in sentences for the result panel (after the answer)."""
         return []
 
+    def suggested_practice(self, items: QuerySet, count: int) -> list[str]:
+        """External ids of `count` items that make good practice (the demo plan takes them): by
+        default the first ones; a benchmark whose task has a trap puts an item that teaches it first."""
+        return list(items.order_by("position").values_list("external_id", flat=True)[:count])
+
 
 def media(item: Any, role: str) -> str:
     name = item.media.get(role)

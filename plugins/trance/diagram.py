@@ -4,7 +4,8 @@ The paper's human test system shows testers a "visualization of the initial obje
 the images. This diagram is that view, drawn in the Center camera's orientation so that
 directions read the same way as in the picture: +x (toward the camera, "behind" in TRANCE's
 words) points down, +y points right. A tester who sees an object move down in the diagram
-answers "behind", exactly as the released data would.
+answers "behind", exactly as the released data would; the diagram writes each direction word on
+its side of the plane, with its arrow, so that nobody has to guess it.
 
 Every object is drawn, visible or not: objects outside the visible area (the dashed square) can
 still be the subject of an "in" move. Shapes are told apart by outline (sphere: circle,
@@ -37,7 +38,15 @@ def _(text: str) -> str:
 
 
 #: The diagram's words, in English; a page passes them in the reader's language.
-WORDS = {"title": _("Top view of the initial objects"), "camera": _("camera")}
+WORDS = {
+    "title": _("Top view of the initial objects"),
+    "camera": _("camera"),
+    # TRANCE's direction words where they point in this view: "behind" toward the camera.
+    "front": _("front"),
+    "behind": _("behind"),
+    "left": _("left"),
+    "right": _("right"),
+}
 
 
 def scene_diagram_svg(
@@ -68,6 +77,7 @@ def scene_diagram_svg(
         f'height="{VISIBLE_MAX - VISIBLE_MIN}" fill="#ffffff" stroke="#5b6b8c" stroke-width="0.5" '
         'stroke-dasharray="1.5 1"/>',
         camera_marker(words["camera"]),
+        compass(words),
     ]
     for index, obj in enumerate(objects):
         parts.append(object_symbol(index, obj, highlighted=index == highlight))
@@ -85,11 +95,35 @@ def grid_lines() -> str:
 
 
 def camera_marker(word: str) -> str:
-    """A small camera glyph below the plane: the Center camera looks up the diagram."""
+    """A small camera glyph below the plane, left of centre: the Center camera looks up the diagram."""
     y = GRID_MAX + MARGIN * 0.55
     return (
-        f'<g class="camera" fill="#5b6b8c"><path d="M -3 {y + 2} L 3 {y + 2} L 0 {y - 2} Z"/>'
-        f'<text x="5" y="{y + 1.6}" font-size="4" font-family="sans-serif">{escape(word)}</text></g>'
+        f'<g class="camera" fill="#5b6b8c"><path d="M -27 {y + 2} L -21 {y + 2} L -24 {y - 2} Z"/>'
+        f'<text x="-19" y="{y + 1.6}" font-size="4" font-family="sans-serif">{escape(word)}</text></g>'
+    )
+
+
+def compass(words: Mapping[str, str]) -> str:
+    """TRANCE's direction words around the plane, each with its arrow as it points in this view:
+    "front" up, away from the camera, "left" and "right" as the camera sees them (above the
+    plane), and "behind" down, toward the camera (below it, beside the camera): the released
+    data's convention, which reads the other way from what a viewer expects."""
+    top, bottom = GRID_MIN - MARGIN * 0.35, GRID_MAX + MARGIN * 0.55 + 1.6
+    text = 'font-size="4" font-family="sans-serif" font-weight="700" fill="#1d5fbf"'
+    labels = (
+        ("left", GRID_MIN, top, "start", f"← {escape(words['left'])}"),
+        ("front", 0, top, "middle", f"↑ {escape(words['front'])}"),
+        ("right", GRID_MAX, top, "end", f"{escape(words['right'])} →"),
+        ("behind", 14, bottom, "middle", f"↓ {escape(words['behind'])}"),
+    )
+    return (
+        '<g class="compass">'
+        + "".join(
+            f'<text class="direction" data-direction="{name}" x="{x:g}" y="{y:g}" text-anchor="{anchor}" '
+            f"{text}>{label}</text>"
+            for name, x, y, anchor, label in labels
+        )
+        + "</g>"
     )
 
 

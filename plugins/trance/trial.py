@@ -6,6 +6,7 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
+from django.db.models import QuerySet
 from django.db.models.fields.json import KeyTransform
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
@@ -37,6 +38,46 @@ ATTRIBUTE_NAMES = {
     "shape": gettext_lazy("shape"),
     "size": gettext_lazy("size"),
 }
+
+
+#: Where each of TRANCE's directions takes an object, in words a tester can check against the
+#: renders and the top view ("behind" is toward the centre camera: the released data's convention).
+DIRECTION_MEANINGS = {
+    "behind": gettext_lazy("toward the centre camera, toward you (down in the top view)"),
+    "front": gettext_lazy("away from the centre camera (up in the top view)"),
+    "left": gettext_lazy("to the left as the centre camera sees it"),
+    "right": gettext_lazy("to the right as the centre camera sees it"),
+    "behind-left": gettext_lazy("toward the centre camera and to its left (down and left in the top view)"),
+    "behind-right": gettext_lazy(
+        "toward the centre camera and to its right (down and right in the top view)"
+    ),
+    "front-left": gettext_lazy("away from the centre camera and to its left (up and left in the top view)"),
+    "front-right": gettext_lazy(
+        "away from the centre camera and to its right (up and right in the top view)"
+    ),
+}
+
+
+def direction_lesson(index: int, steps: Sequence[dict[str, Any]]) -> list[str]:
+    """What the true position steps of object `index` did, in words and in TRANCE's: the practice
+    guidance that teaches the direction convention where a tester got a position wrong."""
+    lessons = []
+    for step in steps:
+        value = step.get("val")
+        if step.get("obj_idx") != index or step.get("attr") != "position" or not isinstance(value, list):
+            continue
+        direction = value[0] if value else ""
+        if direction in DIRECTION_MEANINGS:
+            lessons.append(
+                _("Object %(index)s moved %(meaning)s: TRANCE calls that “%(direction)s” (×%(count)s).")
+                % {
+                    "index": index,
+                    "meaning": DIRECTION_MEANINGS[direction],
+                    "direction": direction,
+                    "count": value[1] if len(value) > 1 else 1,
+                }
+            )
+    return lessons
 
 
 def most_steps(unit: TrialUnit) -> int:
@@ -138,6 +179,31 @@ class TranceTrial(BenchmarkTrial):
     def correct(self, row: dict[str, Any]) -> bool | None:
         return bool(row.get("correct"))
 
+    def suggested_practice(self, items: QuerySet, count: int) -> list[str]:
+        """An item with a step "behind" or "front" comes first (the fewest steps among the first
+        200, one if there is such an item): its guidance teaches that "behind" is toward the
+        camera, the convention testers misread. Then the first items."""
+
+        def teaches(truth: dict[str, Any]) -> bool:
+            return any(
+                step.get("attr") == "position" and (step.get("val") or [None])[0] in ("behind", "front")
+                for step in truth.get("transformations") or []
+            )
+
+        first = list(items.order_by("position").values_list("external_id", "ground_truth")[:200])
+        lessons = [
+            (len(truth.get("transformations") or []), external_id)
+            for external_id, truth in first
+            if teaches(truth)
+        ]
+        teaching = [min(lessons)[1]] if lessons and count else []
+        return (
+            teaching
+            + [external_id for external_id, _truth in first if external_id not in teaching][
+                : count - len(teaching)
+            ]
+        )
+
     def explain(self, unit: TrialUnit, answer: Any) -> list[str]:
         """Where the state the answer leads to differs from the true final state, object by object."""
         from plugins.trance.simulator import InvalidStep, apply_steps, positions_match
@@ -178,6 +244,7 @@ class TranceTrial(BenchmarkTrial):
                         "truth": tuple(true["position"]),
                     }
                 )
+                lines.extend(direction_lesson(index, unit.item.ground_truth.get("transformations") or []))
         if not lines:
             lines.append(_("Your steps lead exactly to the final scene."))
         return lines

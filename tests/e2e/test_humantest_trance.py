@@ -249,3 +249,64 @@ def test_a_tester_practises_then_solves_reorders_reloads_and_times_out(page, scr
     assert (
         second.setting == "view" and second.balance_by == "camera" and list(second.testers.all()) == [tester]
     )
+
+
+def test_the_directions_cannot_be_misread_behind_is_toward_the_camera(page, screenshot, trance_dataset):
+    """The brief pictures TRANCE's directions, the trial's top view writes them on their sides, the
+    answer's direction menu shows each with its arrow, and a practice answer that leaves a moved
+    object in place is told which way it went and that TRANCE calls it "behind"."""
+    from humantest.trials import trial_for
+
+    tester = make_user("tomas", "tester")
+    (practice,) = trial_for("trance").suggested_practice(trance_dataset.items.all(), 1)
+    item = trance_dataset.items.get(external_id=practice)
+    assert any(
+        step["val"][0] == "behind"
+        for step in item.ground_truth["transformations"]
+        if step["attr"] == "position"
+    )
+    plan = TestPlan.objects.create(
+        name="TRANCE directions",
+        dataset=trance_dataset,
+        setting="event",
+        brief="Find the transformations.",
+        guidance="Check each object's position in the top view.",
+        draw="fixed",
+        fixed_items=[item.external_id for item in trance_dataset.items.exclude(external_id=practice)[:1]],
+        practice_items=[practice],
+        time_limit_s=120,
+    )
+    plan.testers.add(tester)
+    log_in(page, tester.username, PASSWORD)
+    page.goto("/test/")
+    page.click("#my-tests button:has-text('Open')")
+    figure = page.locator("#trance-directions")
+    expect(figure).to_be_visible()
+    expect(figure.locator("figcaption")).to_contain_text(
+        "moves an object toward the centre camera, toward you"
+    )
+    keep(screenshot, "humantest-trance-directions-brief")
+
+    page.click("#practice")
+    page.wait_for_selector("body[data-trial-ready]")
+    expect(page.locator("#diagram .compass [data-direction=behind]")).to_have_text("↓ behind")
+    expect(page.locator("#diagram .compass [data-direction=front]")).to_have_text("↑ front")
+    expect(page.locator("#directions-note")).to_contain_text("behind = toward the centre camera")
+    row = page.locator("#steps li.step").first
+    row.locator(".attr").select_option("position")
+    options = row.locator(".direction option").all_text_contents()
+    assert "↓ behind (toward the camera)" in options and "↑ front (away from the camera)" in options
+    assert "↘ behind-right" in options
+    # A wrong answer: the moved object's position stays as it was.
+    row.locator(".obj").select_option("0")
+    row.locator(".direction").select_option(
+        "left" if item.payload["initial"]["objects"][0]["position"][1] > -30 else "right"
+    )
+    row.locator(".distance").select_option("1")
+    page.click("#submit")
+    page.wait_for_selector("#result:not([hidden])")
+    expect(page.locator("#why")).to_contain_text(
+        "toward the centre camera, toward you (down in the top view)"
+    )
+    expect(page.locator("#why")).to_contain_text("TRANCE calls that “behind”")
+    keep(screenshot, "humantest-trance-directions-lesson")

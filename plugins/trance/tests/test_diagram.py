@@ -69,3 +69,28 @@ def test_shapes_and_materials_are_told_apart_and_the_highlight_is_drawn():
         else groups[glass].find(f"{SVG}circle")
     )
     assert float(body.get("fill-opacity")) < 1
+
+
+def test_each_direction_is_written_on_its_side_behind_toward_the_camera():
+    """TRANCE's "behind" is +x, toward the camera: the diagram writes it below the plane, beside
+    the camera, and "front" above; "left" and "right" where the camera sees them."""
+    root = ElementTree.fromstring(scene_diagram_svg(builders.trance_objects()))
+    labels = {
+        text.get("data-direction"): text
+        for text in root.iter(f"{SVG}text")
+        if text.get("class") == "direction"
+    }
+    assert set(labels) == {"front", "behind", "left", "right"}
+    camera = next(group for group in root.iter(f"{SVG}g") if group.get("class") == "camera")
+    camera_y = float(camera.find(f"{SVG}text").get("y"))
+    assert float(labels["behind"].get("y")) == camera_y > 40  # below the plane, with the camera
+    assert float(labels["front"].get("y")) < -40  # above it, away from the camera
+    assert float(labels["left"].get("x")) < 0 < float(labels["right"].get("x"))
+    assert labels["behind"].text.startswith("↓") and labels["front"].text.startswith("↑")
+
+
+def test_the_diagram_speaks_the_words_it_is_given():
+    words = {"front": "前", "behind": "后", "left": "左", "right": "右", "camera": "相机", "title": "俯视图"}
+    svg = scene_diagram_svg(builders.trance_objects(), words=words)
+    assert "↓ 后" in svg and "↑ 前" in svg and ">相机<" in svg and "<title>俯视图</title>" in svg
+    assert "behind" not in svg.replace('data-direction="behind"', "")

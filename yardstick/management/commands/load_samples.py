@@ -16,6 +16,7 @@ from benchmarks.services import import_dataset
 from benchmarks.spec import BenchmarkSpec, DemoData
 from humantest.models import TestPlan
 from humantest.plans import create_test_plan
+from humantest.trials import trial_for
 from inference.demo import create_demo_runs
 from validation.demo import create_demo_plan as create_demo_validation
 
@@ -135,7 +136,7 @@ def create_demo_plan(spec: BenchmarkSpec, dataset: Dataset) -> str | None:
     name = f"{spec.title} {label} (demo)" if label else f"{spec.title} (demo)"
     if not spec.trial or TestPlan.objects.filter(name=name, dataset=dataset).exists():
         return None
-    practice = dataset.items.order_by("position").values_list("external_id", flat=True)[:DEMO_PRACTICE_ITEMS]
+    practice = trial_for(spec.name).suggested_practice(dataset.items.all(), DEMO_PRACTICE_ITEMS)
     User = get_user_model()
     create_test_plan(
         created_by=User.objects.get(username="researcher"),

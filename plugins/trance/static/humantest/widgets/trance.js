@@ -12,16 +12,17 @@ const ATTRIBUTE_LABELS = {
   shape: gettext("shape"),
   size: gettext("size"),
 };
-// A position step's direction as the page shows it (its value, the answer's word, stays English).
+// A position step's direction as the page shows it (its value, the answer's word, stays English),
+// with its arrow as it points in the top view: "behind" is toward the centre camera, down.
 const DIRECTION_LABELS = {
-  front: gettext("front"),
-  behind: gettext("behind"),
-  left: gettext("left"),
-  right: gettext("right"),
-  "front-left": gettext("front-left"),
-  "front-right": gettext("front-right"),
-  "behind-left": gettext("behind-left"),
-  "behind-right": gettext("behind-right"),
+  front: `↑ ${gettext("front (away from the camera)")}`,
+  behind: `↓ ${gettext("behind (toward the camera)")}`,
+  left: `← ${gettext("left")}`,
+  right: `→ ${gettext("right")}`,
+  "front-left": `↖ ${gettext("front-left")}`,
+  "front-right": `↗ ${gettext("front-right")}`,
+  "behind-left": `↙ ${gettext("behind-left")}`,
+  "behind-right": `↘ ${gettext("behind-right")}`,
 };
 // The final camera as the server names it (trials/trance.py CAMERA_NAMES), in the page's language.
 const CAMERA_LABELS = { left: gettext("left"), centre: gettext("centre"), right: gettext("right") };
@@ -38,7 +39,7 @@ function describeObject(objects, index) {
 }
 
 export function describeStep(objects, step) {
-  const value = step.attr === "position" ? `${step.val[0]} ×${step.val[1]}` : step.val;
+  const value = step.attr === "position" ? `${DIRECTION_LABELS[step.val[0]] || step.val[0]} ×${step.val[1]}` : step.val;
   return `${describeObject(objects, step.obj_idx)}: ${ATTRIBUTE_LABELS[step.attr] || step.attr} → ${value}`;
 }
 
