@@ -38,6 +38,10 @@ RESAMPLES = 2000
 #: and for a mean over thousands of units the acceleration is negligible (skewness / (6 sqrt(n)))
 #: and the bias correction tiny, so BCa and percentile agree to the third decimal.
 BCA_MAX_UNITS = 5000
+#: Fewer shared units than this get no interval ("too few units to compare"): a bootstrap interval
+#: is a large-sample approximation, and over a handful of units it takes only a few values and
+#: undercovers (at 5 right/wrong units the resampled mean difference can take at most 11 values).
+MIN_UNITS = 10
 
 
 class ComparisonInputError(ValueError):
@@ -97,10 +101,13 @@ def paired_difference(
 ) -> Difference:
     """mean(a) - mean(b) over paired values, with a BCa bootstrap interval over resampled pairs.
 
-    When every pair has the same difference (or there is one pair), resampling cannot move the
-    mean difference: the interval is that single value (method "degenerate"). When BCa's
-    acceleration cannot be estimated, or above BCA_MAX_UNITS units, the percentile interval is
-    given instead (method says so).
+    Below MIN_UNITS pairs no interval is given (method "too few units"). When every pair has the
+    same difference, resampling cannot move the mean difference and the bootstrap interval would
+    collapse to a point: for right/wrong values (a difference of -1, 0 or 1 on every unit) the
+    interval is Wilson's on the share of units that differ, signed as the difference (method
+    "Wilson"); for other values none is given (method "degenerate"). When BCa's acceleration
+    cannot be estimated, or above BCA_MAX_UNITS units, the percentile interval is given instead
+    (method says so).
     """
     a = np.asarray(a, float)
     b = np.asarray(b, float)
@@ -115,8 +122,14 @@ def paired_difference(
     params = {"resamples": resamples, "confidence": confidence, "seed": seed, "unit": "scoring unit"}
     if resamples <= 0:
         return Difference(len(a), mean_a, mean_b, difference, None, None, "none", params)
-    if len(a) == 1 or np.ptp(differences) == 0:
-        return Difference(len(a), mean_a, mean_b, difference, difference, difference, "degenerate", params)
+    if len(a) < MIN_UNITS:
+        params["minimum_units"] = MIN_UNITS
+        return Difference(len(a), mean_a, mean_b, difference, None, None, "too few units", params)
+    if np.ptp(differences) == 0:
+        if difference in (-1.0, 0.0, 1.0) and np.isin(a, (0.0, 1.0)).all() and np.isin(b, (0.0, 1.0)).all():
+            low, high = same_difference_interval(len(a), difference, confidence)
+            return Difference(len(a), mean_a, mean_b, difference, low, high, "Wilson", params)
+        return Difference(len(a), mean_a, mean_b, difference, None, None, "degenerate", params)
 
     def statistic(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
         return np.mean(x, axis=axis) - np.mean(y, axis=axis)
@@ -140,6 +153,21 @@ def paired_difference(
         if np.isfinite(low) and np.isfinite(high):
             break
     return Difference(len(a), mean_a, mean_b, difference, float(low), float(high), method, params)
+
+
+def same_difference_interval(n: int, difference: float, confidence: float) -> tuple[float, float]:
+    """An interval for a paired difference of right/wrong rows that differ alike on all n units:
+    the share of units on which they differ (all n, or none) with Wilson's interval, signed as the
+    difference. A +1 on 30 of 30 units gives [+0.886, +1]; agreement on all 30 gives ±0.114."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    differing = n if difference else 0
+    low, high = proportion_confint(differing, n, alpha=1 - confidence, method="wilson")
+    if difference > 0:
+        return float(low), 1.0
+    if difference < 0:
+        return -1.0, -float(low)
+    return -float(high), float(high)
 
 
 @dataclass

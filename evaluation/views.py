@@ -362,6 +362,12 @@ def comparison_cells(column: dict) -> dict:
             cells["shown"]["low"] = f"{column['low']:+.3f}"
             cells["shown"]["high"] = f"{column['high']:+.3f}"
             cells["excludes_zero"] = column["low"] > 0 or column["high"] < 0
+        elif column.get("method") == "too few units":
+            cells["no_interval"] = _("too few units to compare (fewer than %(count)s): no interval") % {
+                "count": column.get("minimum_units", "")
+            }
+        elif column.get("method") == "degenerate":
+            cells["no_interval"] = _("the same difference on every unit: no interval")
     return cells
 
 

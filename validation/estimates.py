@@ -114,8 +114,10 @@ def estimate_dict(estimate) -> dict[str, Any]:
         "low": low,
         "high": high,
         "effective_sample_size": effective,
-        "normal_low": estimate.low,
-        "normal_high": estimate.high,
+        # With a standard error of 0 (every stratum's sample all right or all wrong) the normal
+        # interval is the point itself: it is not given, the Wilson interval stands alone.
+        "normal_low": estimate.low if estimate.standard_error > 0 else None,
+        "normal_high": estimate.high if estimate.standard_error > 0 else None,
         "standard_error": estimate.standard_error,
         "method": estimate.method,
         "covered_population": estimate.population_size,

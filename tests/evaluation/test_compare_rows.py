@@ -295,3 +295,17 @@ def test_every_pair_is_exported_and_served_by_the_api_once_a_worker_has_it(two_r
     assert {(pair["a"], pair["b"], pair["group"]) for pair in data["pairs"] if "n" in pair} == {
         ("Oracle", "Weak", "Event")
     }
+
+
+def test_strata_with_too_few_units_say_so_instead_of_a_point_interval(two_rows, client):
+    """Within each transformation length the rows share fewer than 10 units: the page says "too
+    few units to compare" and shows no interval, never "[+1.000, +1.000]" and "excludes 0"."""
+    from tests.factories import make_user
+
+    client.force_login(make_user("rita", "researcher"))
+    page = client.get(
+        f"/datasets/{two_rows.pk}/report/compare/", {"a": "Oracle", "b": "Weak", "by": "target_step"}
+    ).content.decode()
+    assert page.count("too few units to compare (fewer than 10): no interval") >= 2
+    assert "[+1.000, +1.000]" not in page
+    assert 'class="stratum excludes-zero"' not in page

@@ -120,8 +120,28 @@ def test_bad_input_is_refused_with_a_reason():
         paired_difference([1, 0], [1])
     with pytest.raises(ComparisonInputError, match="between 0 and 1"):
         paired_sample_size(1.2, 0.5)
-    degenerate = paired_difference([1, 1, 1], [0, 0, 0])
-    assert (degenerate.low, degenerate.high, degenerate.method) == (1.0, 1.0, "degenerate")
+
+
+def test_too_few_units_get_no_interval_and_a_constant_difference_never_a_point():
+    """Below MIN_UNITS shared units there is no interval; the same difference on every unit gives
+    Wilson's interval for right/wrong rows, never a collapsed [d, d], and none for other values."""
+    from evaluation.comparison import MIN_UNITS
+
+    for n in (1, 3, MIN_UNITS - 1):
+        few = paired_difference([1] * n, [0] * n)
+        assert (few.low, few.high, few.method) == (None, None, "too few units") and few.difference == 1.0
+    always = paired_difference([1] * 30, [0] * 30)
+    assert always.method == "Wilson" and always.high == 1.0
+    assert always.low == pytest.approx(0.8865, abs=1e-4)
+    agree = paired_difference([1] * 30, [1] * 30)
+    assert agree.low == pytest.approx(-agree.high) and 0.1 < agree.high < 0.12
+    behind = paired_difference([0] * 12, [1] * 12)
+    assert behind.high < -0.7 and behind.low == -1.0
+    distances = paired_difference([2.5] * 12, [1.0] * 12)
+    assert (distances.low, distances.high, distances.method) == (None, None, "degenerate")
+    # At MIN_UNITS and varied differences the bootstrap applies as before.
+    varied = paired_difference([1, 0] * 6, [0, 0] * 6)
+    assert varied.method == "BCa" and varied.low < 0.5 < varied.high
 
 
 @pytest.mark.django_db

@@ -74,8 +74,15 @@ def test_the_estimates_are_the_stratified_statistics_of_the_first_verdicts(plan,
 def test_no_error_found_still_gives_an_interval_that_is_not_a_point(plan, people):
     judge_all(plan, people, faulty_positions=())
     report = selectors.report(plan, resamples=0)
-    assert report.error["value"] == 0 and report.error["normal_high"] == 0
+    assert report.error["value"] == 0 and report.error["standard_error"] == 0
+    # The normal interval would be [0, 0]: it is not given, Wilson's stands alone.
+    assert report.error["normal_low"] is None and report.error["normal_high"] is None
     assert report.error["low"] == 0 and report.error["high"] > 0.1  # 10 checked, none faulty: up to ~28%
+    client = Client()
+    client.force_login(people["res"])
+    page = client.get(f"/validate/plans/{plan.pk}/").content.decode()
+    assert "standard error 0.0000" not in page and "The normal interval p ± z·se" not in page
+    assert "No normal interval: with a standard error of 0 it would be the estimate itself." in page
 
 
 def test_page_exports_and_command_say_the_same(plan, people, capsys):
