@@ -208,6 +208,18 @@ def one_of(values) -> str:
     return values[0] if len(values) == 1 else f"{', '.join(values[:-1])} or {values[-1]}"
 
 
+def described_answer(spec: BenchmarkSpec, answer: Any) -> list[str]:
+    """`spec.answer_lines(answer)`, or the answer's JSON when the benchmark cannot read it (an
+    answer stored under an older format, say): a page that lists answers never fails on one."""
+    try:
+        lines = spec.answer_lines(answer)
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError):
+        lines = None
+    if not lines or not all(isinstance(line, str) for line in lines):
+        return [json.dumps(answer, ensure_ascii=False, default=str)]
+    return lines
+
+
 def plugged(path: str) -> Any:
     """What a spec names as "module:name" (its trial, validation check, authoring workflow or a
     baseline), imported: the one way the apps reach into a benchmark's folder."""
@@ -356,6 +368,12 @@ class BenchmarkSpec:
     def truth_lines(self, ground_truth: dict[str, Any]) -> list[str]:
         """The ground truth in sentences, for the item's page (empty: its fields are listed)."""
         return []
+
+    def answer_lines(self, answer: Any) -> list[str]:
+        """An answer as stored (a person's or a model's) in words, for the pages that list answers
+        (who misses what); by default its JSON. `described_answer` shows the JSON of an answer this
+        cannot read."""
+        return [json.dumps(answer, ensure_ascii=False)]
 
     def shown_sections(self, payload: dict[str, Any], scene: dict[str, Any] | None) -> list[ItemSection]:
         """What people are shown of an item, as its page says it (never the ground truth): by

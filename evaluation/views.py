@@ -17,6 +17,7 @@ from django.views.generic import FormView, View
 from accounts.inputs import attachment
 from benchmarks.records import FormatError
 from benchmarks.selectors import datasets_for
+from benchmarks.spec import described_answer
 from evaluation.comparison import ComparisonInputError
 from evaluation.forms import RenameForm, SubmissionForm
 from evaluation.models import Submission
@@ -414,11 +415,11 @@ class OverlapView(PermissionRequiredMixin, View):
             {
                 "unit": unit["unit"],
                 "item": unit["item"],
-                "images": [
-                    (role, dataset.media_url(name)) for role, name in sorted(unit["item"].media.items())
-                ][:3],
-                "a": [json.dumps(answer, ensure_ascii=False) for answer in unit["a"]],
-                "b": [json.dumps(answer, ensure_ascii=False) for answer in unit["b"]],
+                # Every image of the item, in the order the benchmark stored them (TRANCE: the
+                # initial scene, then each final camera), each captioned with its role.
+                "images": [(role, dataset.media_url(name)) for role, name in unit["item"].media.items()],
+                "a": [described_answer(dataset.spec, answer) for answer in unit["a"]],
+                "b": [described_answer(dataset.spec, answer) for answer in unit["b"]],
             }
             for unit in overlap["shown"]
         ]

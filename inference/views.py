@@ -72,11 +72,8 @@ def run_new(request):
         except services.RunRefused as error:
             form.add_error(None, str(error))
         else:
-            messages.info(
-                request,
-                _("Model run %(run)s queued: %(baseline)s on %(dataset)s.")
-                % {"run": run.pk, "baseline": run.baseline, "dataset": run.dataset},
-            )
+            # No notice: the run's page shows its status as it changes, and a "queued" message
+            # would stay on it while the run is running.
             return redirect("inference:run", pk=run.pk)
     baselines = [
         {"value": f"{benchmark}:{baseline.name}", "benchmark": benchmark, "baseline": baseline}
@@ -85,7 +82,7 @@ def run_new(request):
     settings_by_benchmark = {
         dataset.pk: {
             "benchmark": dataset.benchmark,
-            "settings": [[c.value, c.label] for c in dataset.spec.settings],
+            "settings": [[c.value, _(c.label)] for c in dataset.spec.settings],
         }
         for dataset in form.fields["dataset"].queryset
     }
@@ -105,8 +102,23 @@ def run_detail(request, pk: int):
     return render(
         request,
         "inference/run_detail.html",
-        {"run": run, "Status": ModelRun.Status, "may_change": may_change(request.user, run)},
+        {
+            "run": run,
+            "Status": ModelRun.Status,
+            "may_change": may_change(request.user, run),
+            "parameters": [(key, parameter_text(value)) for key, value in run.parameters.items()],
+        },
     )
+
+
+def parameter_text(value) -> str:
+    """A baseline's parameter as the page shows it: a mapping (TranceNet's `trained`: steps,
+    samples, seed...) as "name: value" pairs, a list joined, anything else as it is."""
+    if isinstance(value, dict):
+        return ", ".join(f"{key}: {parameter_text(item)}" for key, item in value.items()) or "–"
+    if isinstance(value, list | tuple):
+        return ", ".join(parameter_text(item) for item in value) or "–"
+    return str(value)
 
 
 @login_required

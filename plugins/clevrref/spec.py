@@ -212,6 +212,18 @@ class ClevrRefSpec(BenchmarkSpec):
 
     answer_compared = "the set of objects chosen"
 
+    def answer_lines(self, answer: Any) -> list[str]:
+        """The objects chosen (people click objects), or a model's box and mask."""
+        lines = []
+        if "objects" in answer:
+            objects = sorted(answer["objects"])
+            lines.append("objects " + ", ".join(str(index) for index in objects) if objects else "no object")
+        if answer.get("box") is not None:
+            lines.append("box x, y, w, h = " + ", ".join(f"{value:g}" for value in answer["box"]))
+        if answer.get("mask") is not None:
+            lines.append("a segmentation mask")
+        return lines
+
     def answer_label(self, answer: Any) -> str:
         """The clicked objects as a set (people click objects); the box when a model gave one."""
         return json.dumps(sorted(answer["objects"]) if "objects" in answer else answer.get("box"))

@@ -189,6 +189,11 @@ class CricSpec(BenchmarkSpec):
 
     answer_compared = "the answer with its object"
 
+    def answer_lines(self, answer: Any) -> list[str]:
+        """The answer, and the object it is about (none for a "no" to a verify question)."""
+        chosen = answer.get("object")
+        return [f"“{answer['answer']}”", f"object {chosen}" if chosen is not None else "no object"]
+
     def answer_label(self, answer: Any) -> str:
         """The answer with the object it is about."""
         return json.dumps([answer.get("answer"), answer.get("object")])

@@ -198,6 +198,17 @@ class SteVqaSpec(BenchmarkSpec):
         """The answer text, lower-cased and stripped (the evidence is compared apart)."""
         return str(answer.get("answer", "")).strip().lower()
 
+    def answer_lines(self, answer: Any) -> list[str]:
+        """The answer text, and its evidence quadrilateral's corners when it has one."""
+        lines = [f"“{answer['answer']}”"]
+        evidence = answer.get("evidence")
+        if evidence:
+            corners = ", ".join(
+                f"({x:g}, {y:g})" for x, y in zip(evidence[0::2], evidence[1::2], strict=True)
+            )
+            lines.append(f"evidence {corners}")
+        return lines
+
     def answer_text(self, answer: Any) -> str | None:
         return str(answer.get("answer", ""))
 

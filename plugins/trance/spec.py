@@ -47,6 +47,14 @@ def length_groups() -> tuple[Choice, ...]:
     return tuple(Choice(length, LENGTH_LABELS[length]) for length in LENGTHS)
 
 
+def step_line(step: dict[str, Any]) -> str:
+    """One transformation step in words: "object 3: position → behind 2"."""
+    value = step["val"]
+    if step["attr"] == "position":
+        value = f"{value[0]} {value[1]}" + (f" ({step['type']})" if step.get("type") else "")
+    return f"object {step['obj_idx']}: {step['attr']} → {value}"
+
+
 def position(obj: dict[str, Any]) -> str:
     x, y = obj["position"]
     return f"({x}, {y})"
@@ -114,13 +122,11 @@ class TranceSpec(BenchmarkSpec):
         return scene_diagram_svg(payload["initial"]["objects"], words=words)
 
     def truth_lines(self, ground_truth: dict[str, Any]) -> list[str]:
-        lines = []
-        for step in ground_truth.get("transformations", ()):
-            value = step["val"]
-            if step["attr"] == "position":
-                value = f"{value[0]} {value[1]}" + (f" ({step['type']})" if step.get("type") else "")
-            lines.append(f"object {step['obj_idx']}: {step['attr']} → {value}")
-        return lines
+        return [step_line(step) for step in ground_truth.get("transformations", ())]
+
+    def answer_lines(self, answer: Any) -> list[str]:
+        """The steps in order, one line each; an empty answer says so."""
+        return [step_line(step) for step in answer] or ["no steps"]
 
     def shown_sections(self, payload: dict[str, Any], scene: dict[str, Any] | None) -> list[ItemSection]:
         """The initial objects as the trial's table lists them."""

@@ -63,9 +63,13 @@ def test_the_model_row_and_the_human_row_are_compared_on_the_items_both_answered
     # The tabs name the rows as the plot does: A is the model here.
     page.click("#overlap-tabs >> text=only TranceNet misses")
     first = page.locator(".overlap-unit").first
-    expect(first.locator(".overlap-images img")).to_have_count(3)
+    # Every image of the item, captioned: the initial scene and the three final cameras.
+    expect(first.locator(".overlap-images img")).to_have_count(4)
+    expect(first.locator(".overlap-images figcaption").first).to_have_text("init.Camera_Center")
     # The render arrives (lazy-loaded: waited for, not read at once).
     image = first.locator(".overlap-images img").first.element_handle()
     page.wait_for_function("img => img.complete && img.naturalWidth > 0", arg=image, timeout=15_000)
-    expect(first.locator(".overlap-answers")).to_contain_text("obj_idx")
+    # Answers as the benchmark words them, not raw JSON.
+    expect(first.locator(".overlap-answers")).to_contain_text("object ")
+    expect(first.locator(".overlap-answers")).not_to_contain_text("obj_idx")
     for_docs(screenshot("report-overlap"))

@@ -30,6 +30,12 @@ def test_a_researcher_starts_a_model_run_follows_it_and_opens_the_report(page, s
     expect(page.locator("#run-status")).to_have_text("Finished", timeout=60000)
     expect(page.locator("#run-count")).to_have_text("12 / 12")
     expect(page.locator("#run-parameters")).to_contain_text("trancenet-basic.pt")
+    # The checkpoint's training record reads "name: value", not a Python dict; the worker's start
+    # is written; no "queued" notice is left over from the start.
+    expect(page.locator("#run-parameters")).not_to_contain_text("{'")
+    expect(page.locator("#run-parameters tr", has_text="trained")).to_contain_text("epochs: 20")
+    expect(page.locator("#run-taken")).not_to_have_text("not yet")
+    expect(page.locator(".messages")).to_have_count(0)
     for_docs(screenshot("model-run-finished"))
     page.click("text=Open the report")
     expect(page.locator("#report tbody")).to_contain_text("TranceNet")

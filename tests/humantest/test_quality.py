@@ -496,7 +496,7 @@ def test_a_study_stops_taking_participants_once_the_planned_number_finished(
 
 
 def test_a_study_stops_once_the_paired_interval_with_a_model_is_narrow_enough(
-    trance_dataset, trance_files, django_capture_on_commit_callbacks
+    trance_dataset, trance_files, django_capture_on_commit_callbacks, monkeypatch
 ):
     import json
 
@@ -530,12 +530,20 @@ def test_a_study_stops_once_the_paired_interval_with_a_model_is_narrow_enough(
     scoring.summarize_plan(plan)
     plan.refresh_from_db()
     study = studies.study_for(plan)
+    # Three participants answered 7 distinct units (12 samples, 2 of them practice and 3 catch):
+    # too few for an interval, so there is no width to stop on yet, and the study says why.
+    assert study.precision_width is None and "too few shared units" in study.precision_note
+    assert study.stopped_at is None
+    # With the minimum lowered, the width is the paired interval's, and the rule applies.
+    monkeypatch.setattr("evaluation.comparison.MIN_UNITS", 3)
+    scoring.summarize_plan(plan)
+    study.refresh_from_db()
     compared = compare_report_rows(
         trance_dataset, plan.pooled_submission.name, "Half", metric="Acc", resamples=1000
     )
     column = next(c for c in compared["columns"] if c["setting"] == "event")
     assert study.precision_width == pytest.approx(column["high"] - column["low"])
-    assert study.stopped_at is None  # twelve shared units are far from a 0.01-wide interval
+    assert study.stopped_at is None  # seven shared units are far from a 0.01-wide interval
     # A width the interval already meets stops the study at the next check.
     studies.update_study(plan, stop_width=round(study.precision_width + 0.01, 3))
     scoring.summarize_plan(plan)

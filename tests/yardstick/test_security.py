@@ -86,6 +86,7 @@ def test_repeated_failed_log_ins_lock_the_account_for_that_client(settings):
         assert response.status_code in (200, 429)
     locked = client.post(reverse("login"), {"username": "rita", "password": PASSWORD})
     assert locked.status_code == 429 and "Too many failed log-ins" in locked.content.decode()
+    assert "Try again in 15 minutes" in locked.content.decode() and "PT15M" not in locked.content.decode()
     assert "_auth_user_id" not in client.session  # the right password does not get in while locked
     # Another user, or the same one from another address, is not locked.
     make_user("ron", "researcher")

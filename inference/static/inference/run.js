@@ -5,6 +5,7 @@ const stage = document.getElementById("run-stage");
 const bar = document.getElementById("run-progress");
 const count = document.getElementById("run-count");
 const errorLine = document.getElementById("run-error");
+const taken = document.getElementById("run-taken");
 
 const LABELS = {
   queued: gettext("Queued"),
@@ -23,6 +24,8 @@ function render(run) {
   count.textContent = `${run.done} / ${run.total}`;
   errorLine.textContent = run.error || "";
   errorLine.hidden = !run.error;
+  // When a worker took the run, as the page writes it (UTC, to the second).
+  if (run.started_at && taken) taken.textContent = run.started_at.replace("T", " ").slice(0, 19);
 }
 
 async function poll() {

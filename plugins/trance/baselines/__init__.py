@@ -13,6 +13,7 @@ positions as ``[direction, steps]``.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -177,6 +178,18 @@ def read_checkpoint(path: Path) -> dict[str, Any]:
     return checkpoint
 
 
+@functools.lru_cache(maxsize=32)
+def checkpoint_verdict(path: str, size: int, modified_ns: int) -> str | None:
+    """What is wrong with the checkpoint file at `path` (None: nothing), kept per file version: a
+    full read imports torch and builds the model (seconds), which a web request starting a run
+    should pay once per file, not on every start. `size` and `modified_ns` key the cache."""
+    try:
+        read_checkpoint(Path(path))
+    except BaselineRefused as error:
+        return str(error)
+    return None
+
+
 class TranceNetBaseline(Baseline):
     name = "trancenet"
     title = "TranceNet"
@@ -200,11 +213,15 @@ class TranceNetBaseline(Baseline):
         problem = super().checkpoint_problem(checkpoint)
         if problem is not None:
             return problem
+        resolved = self.resolved_checkpoint(checkpoint)
+        if resolved is None:
+            return "no checkpoint: train one with `manage.py train_baseline trance`"
+        path = Path(resolved)
         try:
-            read_checkpoint(self.resolved_checkpoint(checkpoint))
-        except BaselineRefused as error:
-            return str(error)
-        return None
+            stat = path.stat()
+        except OSError:
+            return f"checkpoint {path} does not exist"
+        return checkpoint_verdict(str(path), stat.st_size, stat.st_mtime_ns)
 
     def load(self, units: Sequence[Unit], choices: RunChoices) -> None:
         import torch

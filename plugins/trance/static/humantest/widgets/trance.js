@@ -13,10 +13,11 @@ const ATTRIBUTE_LABELS = {
   size: gettext("size"),
 };
 // A position step's direction as the page shows it (its value, the answer's word, stays English),
-// with its arrow as it points in the top view: "behind" is toward the centre camera, down.
+// with its arrow as it points in the top view: "behind" is toward the centre camera, down (the
+// note under the scenes says so in words; the menu has room for the word and its arrow only).
 const DIRECTION_LABELS = {
-  front: `↑ ${gettext("front (away from the camera)")}`,
-  behind: `↓ ${gettext("behind (toward the camera)")}`,
+  front: `↑ ${gettext("front")}`,
+  behind: `↓ ${gettext("behind")}`,
   left: `← ${gettext("left")}`,
   right: `→ ${gettext("right")}`,
   "front-left": `↖ ${gettext("front-left")}`,
