@@ -44,3 +44,18 @@ def check_upload_size(upload) -> None:
             )
             % {"size": f"{upload.size / 2**20:.1f}", "limit": f"{limit / 2**20:.0f}"}
         )
+
+
+def files_removed_with_the_row(*fields: str):
+    """A post_delete receiver that removes the files of `fields` once the row's deletion is
+    committed: an upload waiting for a worker, deleted with its dataset, leaves nothing behind.
+    Connect it with weak=False (it is a closure)."""
+    from django.db import transaction
+
+    def receiver(sender, instance, **kwargs):
+        for name in fields:
+            stored = getattr(instance, name, None)
+            if stored and stored.name:
+                transaction.on_commit(lambda storage=stored.storage, path=stored.name: storage.delete(path))
+
+    return receiver

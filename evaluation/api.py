@@ -150,6 +150,7 @@ class DatasetPairwiseView(APIView):
                 description="pairs: per pair and column, n, means, difference, interval, McNemar."
             ),
             202: OpenApiResponse(description='{"status": "computing"}: ask again later.'),
+            409: OpenApiResponse(description='{"status": "failed"}: these rows could not be compared.'),
         },
     )
     def get(self, request, pk: int):
@@ -162,5 +163,14 @@ class DatasetPairwiseView(APIView):
         if result is None:
             return Response({"status": "computing"}, status=202)
         if "error" in result:
-            return Response({"status": "failed", "detail": result["error"]}, status=500)
+            # Not a server fault: the rows as they are cannot be compared (the report page says
+            # why); a new or changed submission makes the table computed again.
+            return Response(
+                {
+                    "status": "failed",
+                    "detail": "the comparison of every pair could not be computed for these rows; "
+                    "it is computed again when a submission of this dataset changes",
+                },
+                status=409,
+            )
         return Response({"status": "ready", **result})

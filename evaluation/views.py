@@ -493,7 +493,17 @@ class PairwiseExportView(PermissionRequiredMixin, View):
                 content_type="text/plain; charset=utf-8",
             )
         if "error" in result:
-            return HttpResponse(result["error"] + "\n", status=500, content_type="text/plain; charset=utf-8")
+            # The computation failed (its error is on the report page): a conflict with the data
+            # as it is, not a server fault; a new or changed submission makes it computed again.
+            return HttpResponse(
+                _(
+                    "The comparison of every pair could not be computed for these rows (the report "
+                    "page says why); it is computed again when a submission of this dataset changes."
+                )
+                + "\n",
+                status=409,
+                content_type="text/plain; charset=utf-8",
+            )
         content_type, render_export = self.formats[extension]
         response = HttpResponse(render_export(result), content_type=content_type)
         return attachment(response, f"dataset-{dataset.pk}-pairs.{extension}")

@@ -127,6 +127,7 @@ def trial_page(request, session: TestSession, trial: Trial):
     trial_type = trial_for(session.plan.dataset.benchmark)
     phases = [Trial.Phase.PRACTICE] if trial.phase == Trial.Phase.PRACTICE else Trial.SEQUENCE
     test_trials = session.trials.filter(phase__in=phases, round=trial.round)
+    count = test_trials.count()
     data = {
         "trial": trial.pk,
         "benchmark": trial_type.spec.name,
@@ -144,9 +145,13 @@ def trial_page(request, session: TestSession, trial: Trial):
         "plan": session.plan,
         "trial": trial,
         "number": trial.position + 1,
-        "count": test_trials.count(),
+        "count": count,
         "data": data,
         "widget_template": trial_type.widget_template,
+        # A tester may end practice early and start the test, unless the plan asks them to qualify.
+        "may_skip_practice": trial.phase == Trial.Phase.PRACTICE
+        and trial.position + 1 < count
+        and not qualification.qualification(session).required,
     }
     response = render(request, "humantest/trial.html", context)
     response["Cache-Control"] = "no-store"
@@ -307,7 +312,45 @@ def plan_new(request):
             % {"name": plan.name},
         )
         return redirect("humantest:plan-results", pk=plan.pk)
+    if request.GET.get("format") == "json":
+        # The power card computes in place (humantest/static/humantest/plan_form.js): nothing
+        # typed in the plan's form is lost.
+        power = power_planning(request.GET)
+        return JsonResponse(
+            {
+                "values": power["values"],
+                "units": power.get("units"),
+                "testers": power.get("testers"),
+                "error": str(power["error"]) if power.get("error") else "",
+                "models": model_rows(request.user, request.GET.get("dataset", "")),
+            }
+        )
     return render(request, "humantest/plan_form.html", {"form": form, "power": power_planning(request.GET)})
+
+
+def model_rows(user, dataset_id: str) -> list[dict]:
+    """The accuracies of a dataset's model rows the power card may start from: each proportion
+    column with a value, as the report shows it ("TranceNet · Event Acc: 0.167")."""
+    from benchmarks.selectors import datasets_for
+    from evaluation.selectors import report_table
+
+    if not dataset_id.isdigit():
+        return []
+    dataset = datasets_for(user).filter(pk=int(dataset_id)).first()
+    if dataset is None:
+        return []
+    table = report_table(dataset)
+    choices = []
+    for row in table.rows:
+        if row.producer != "model":
+            continue
+        for column, cell in zip(table.columns, row.cells, strict=True):
+            if column.proportion and cell.value is not None:
+                name = f"{_(column.group)} {_(column.label)}".strip()
+                choices.append(
+                    {"label": f"{row.label} · {name}: {cell.value:.3f}", "accuracy": round(cell.value, 4)}
+                )
+    return choices
 
 
 def power_planning(query) -> dict:

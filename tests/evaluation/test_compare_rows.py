@@ -311,3 +311,33 @@ def test_strata_with_too_few_units_say_so_instead_of_a_point_interval(two_rows, 
     assert page.count("too few units to compare (fewer than 10): no interval") >= 2
     assert "[+1.000, +1.000]" not in page
     assert 'class="stratum excludes-zero"' not in page
+
+
+def test_a_failed_table_of_every_pair_is_a_409_with_a_short_message_not_a_500(two_rows, client, monkeypatch):
+    """The worker's computation failed: the export and the API say so with 409 and a sentence,
+    without the computation's error text; nothing answers 500."""
+    from rest_framework.test import APIClient
+
+    from evaluation import reports
+    from tests.factories import make_user
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("internal detail /srv/secret/path")
+
+    monkeypatch.setattr(reports, "pairwise_comparisons", broken)
+    rita = make_user("rita", "researcher")
+    client.force_login(rita)
+    page = client.get(f"/datasets/{two_rows.pk}/report/pairwise/")  # the worker runs it in-process
+    assert page.status_code in (200, 202)
+    for extension in ("csv", "json", "tex"):
+        export = client.get(f"/datasets/{two_rows.pk}/report/pairwise.{extension}")
+        assert export.status_code == 409, extension
+        assert (
+            "could not be computed" in export.content.decode()
+            and "/srv/secret" not in export.content.decode()
+        )
+    api = APIClient()
+    api.force_authenticate(rita)
+    answer = api.get(f"/api/v1/datasets/{two_rows.pk}/pairwise/")
+    assert answer.status_code == 409 and answer.json()["status"] == "failed"
+    assert "/srv/secret" not in answer.content.decode()

@@ -146,3 +146,20 @@ def test_testers_cannot_follow_scoring_jobs(client, worker_scores):
     dataset, _ = trance_dataset()
     client.force_login(make_user("tom", "tester"))
     assert client.get(reverse("evaluation:report-scoring", args=[dataset.pk])).status_code == 403
+
+
+def test_a_dataset_deleted_while_an_upload_waits_leaves_no_file_behind(
+    client, worker_scores, django_capture_on_commit_callbacks
+):
+    import os
+
+    dataset, samples = trance_dataset()
+    client.force_login(make_user("rita", "researcher"))
+    with django_capture_on_commit_callbacks():  # the worker never gets to it
+        upload(client, dataset, perfect_answers(samples[:2]))
+    job = ScoringJob.objects.get()
+    path = job.upload.path
+    assert os.path.exists(path)
+    with django_capture_on_commit_callbacks(execute=True):
+        dataset.delete()  # as the admin deletes one
+    assert not ScoringJob.objects.exists() and not os.path.exists(path)

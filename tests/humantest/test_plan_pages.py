@@ -322,7 +322,34 @@ def test_history_lists_trials_newest_first_timed_out_ones_included_with_setting_
     when = [re.search(r"<td>(.*?)</td>", row).group(1) for row in body_rows]
     assert when == sorted(when, reverse=True) and len(when) == 3
     assert "timed out" in body_rows[0]
+    # Each trial's own score, named as the benchmark's trial names it (TRANCE: the distance AD).
+    assert all('<span class="muted">AD</span> 0' in row for row in body_rows[1:])
     # The setting as the benchmark names it, in the rows and the totals.
     assert history.count("TRANCE · Event") == 3
     totals = re.search(r'<table class="grid" id="totals">.*?</table>', page.content.decode(), re.S).group(0)
     assert "<td>Event</td>" in totals and ">event<" not in page.content.decode()
+
+
+# --- ending practice early -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("qualify", [None, 1])
+def test_a_tester_may_end_practice_early_unless_the_plan_asks_to_qualify(trance_dataset, client, qualify):
+    tester = make_user("tessa", "tester")
+    practice = list(trance_dataset.items.order_by("position").values_list("external_id", flat=True)[:3])
+    plan = make_plan(trance_dataset, tester, practice_items=practice, qualify_min_correct=qualify)
+    session = sessions.start_practice(sessions.start_session(plan, tester))
+    logged_in(client, tester)
+    page = client.get(f"/test/sessions/{session.pk}/").content.decode()
+    assert "Practice" in page
+    if qualify:
+        # The plan asks for a qualifying round: practice cannot be cut short.
+        assert 'id="skip-practice"' not in page
+        return
+    assert 'id="skip-practice"' in page and f'action="/test/sessions/{session.pk}/begin/"' in page
+    client.post(f"/test/sessions/{session.pk}/begin/")
+    session.refresh_from_db()
+    assert session.status == TestSession.Status.RUNNING
+    # The next trial is a test trial, not the rest of practice.
+    trial, _ = clock.serve_current_trial(session)
+    assert trial.phase == Trial.Phase.TEST

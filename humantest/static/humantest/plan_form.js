@@ -48,3 +48,47 @@ function refresh() {
 dataset.addEventListener("change", refresh);
 setting.addEventListener("change", refresh);
 refresh();
+
+// The power card computes in place (the plan's form keeps what was typed), and offers the model
+// rows of the chosen dataset's report as the model's accuracy.
+const power = document.getElementById("power-form");
+const result = document.getElementById("power-result");
+const rows = document.getElementById("power-model-row");
+
+async function computePower(event) {
+  if (event) event.preventDefault();
+  const query = new URLSearchParams(new FormData(power));
+  query.set("format", "json");
+  query.set("dataset", dataset.value || "");
+  const response = await fetch(`${window.location.pathname}?${query}`, { headers: { Accept: "application/json" } });
+  if (!response.ok) return;
+  const answer = await response.json();
+  if (event) {
+    result.className = answer.error ? "error" : "";
+    if (answer.error) result.textContent = answer.error;
+    else if (answer.units) {
+      result.textContent = interpolate(
+        gettext("%(units)s items answered by both people and the model; with %(per_tester)s items per tester and each item answered once, %(testers)s testers."),
+        { units: answer.units, per_tester: answer.values.per_tester, testers: answer.testers },
+        true,
+      );
+    }
+  }
+  const keep = rows.value;
+  rows.replaceChildren(new Option("–", ""));
+  for (const row of answer.models) {
+    const option = new Option(row.label, row.label); // labels are unique; accuracies may repeat
+    option.dataset.accuracy = String(row.accuracy);
+    rows.append(option);
+  }
+  rows.value = [...rows.options].some((option) => option.value === keep) ? keep : "";
+  rows.closest("label").hidden = answer.models.length === 0;
+}
+
+power.addEventListener("submit", computePower);
+rows.addEventListener("change", () => {
+  const chosen = rows.selectedOptions[0];
+  if (chosen && chosen.dataset.accuracy) power.elements.model.value = chosen.dataset.accuracy;
+});
+dataset.addEventListener("change", () => computePower(null));
+computePower(null);
