@@ -11,7 +11,7 @@ from playwright.sync_api import expect
 from humantest.models import TestPlan, TestSession, Trial
 from humantest.selectors import export_rows
 from tests.e2e.conftest import log_in
-from tests.factories import PASSWORD, make_user
+from tests.factories import PASSWORD, make_user, steps_of
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -23,13 +23,6 @@ SET_VISIBILITY = """hidden => {
         Object.defineProperty(document, name, { configurable: true, get: () => value });
     document.dispatchEvent(new Event("visibilitychange"));
 }"""
-
-
-def steps_of(item):
-    return [
-        {key: step[key] for key in ("obj_idx", "attr", "val")}
-        for step in item.ground_truth["transformations"]
-    ]
 
 
 def fill_row(page, number, step) -> int:

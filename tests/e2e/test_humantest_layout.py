@@ -15,7 +15,7 @@ from evaluation.selectors import report_table
 from humantest import clock, sessions
 from humantest.models import TestPlan, Trial
 from tests.e2e.conftest import for_docs, log_in
-from tests.factories import PASSWORD, make_user
+from tests.factories import PASSWORD, make_user, steps_of
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -28,13 +28,6 @@ def at_1280(page):
 
 def keep(screenshot, name):
     for_docs(screenshot(name))
-
-
-def steps_of(item):
-    return [
-        {key: step[key] for key in ("obj_idx", "attr", "val")}
-        for step in item.ground_truth["transformations"]
-    ]
 
 
 def overlap(a, b) -> float:

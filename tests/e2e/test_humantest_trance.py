@@ -10,16 +10,9 @@ from playwright.sync_api import expect
 
 from humantest.models import TestPlan, TestSession, Trial
 from tests.e2e.conftest import for_docs, log_in
-from tests.factories import PASSWORD, make_user
+from tests.factories import PASSWORD, make_user, steps_of
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
-
-
-def steps_of(item):
-    return [
-        {key: step[key] for key in ("obj_idx", "attr", "val")}
-        for step in item.ground_truth["transformations"]
-    ]
 
 
 def fill_row(page, number, step):

@@ -1,30 +1,24 @@
 """The test-plan form's power card computes in place, keeping what was typed in the form, and offers
 the chosen dataset's model rows as the model's accuracy."""
 
-import orjson
 import pytest
 from playwright.sync_api import expect
 
 from evaluation.services import submit_predictions
 from tests.e2e.conftest import log_in
-from tests.factories import PASSWORD, make_user
+from tests.factories import PASSWORD, make_user, trance_answers
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 
 def test_the_power_card_keeps_the_form_and_offers_model_rows(page, screenshot, trance_dataset):
     rita = make_user("rita", "researcher")
-    half = {
-        item.external_id: [
-            {key: step[key] for key in ("obj_idx", "attr", "val")}
-            for step in item.ground_truth["transformations"]
-        ]
-        if index % 2
-        else []
-        for index, item in enumerate(trance_dataset.items.order_by("position"))
-    }
     submit_predictions(
-        dataset=trance_dataset, name="Half model", data=orjson.dumps(half), setting="event", created_by=rita
+        dataset=trance_dataset,
+        name="Half model",
+        data=trance_answers(trance_dataset, lambda index, item: index % 2),
+        setting="event",
+        created_by=rita,
     )
     log_in(page, "rita", PASSWORD)
     page.goto("/test/plans/new/")

@@ -11,16 +11,9 @@ from humantest import exclusions
 from humantest.models import TestPlan, TestSession, Trial
 from humantest.plans import create_test_plan
 from tests.e2e.conftest import for_docs, log_in
-from tests.factories import PASSWORD, make_user
+from tests.factories import PASSWORD, make_user, steps_of
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
-
-
-def steps_of(item):
-    return [
-        {key: step[key] for key in ("obj_idx", "attr", "val")}
-        for step in item.ground_truth["transformations"]
-    ]
 
 
 def wrong_step(item):

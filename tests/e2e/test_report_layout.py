@@ -1,26 +1,13 @@
 """The TRANCE report at 1280 px: Event and View rows, long row names, every column in view without
 scrolling sideways."""
 
-import orjson
 import pytest
 
 from evaluation.services import submit_predictions
 from tests.e2e.conftest import log_in
-from tests.factories import PASSWORD, make_user
+from tests.factories import PASSWORD, make_user, trance_answers
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
-
-
-def perfect(dataset) -> bytes:
-    return orjson.dumps(
-        {
-            item.external_id: [
-                {key: step[key] for key in ("obj_idx", "attr", "val")}
-                for step in item.ground_truth["transformations"]
-            ]
-            for item in dataset.items.all()
-        }
-    )
 
 
 def test_the_trance_report_with_event_and_view_rows_fits_1280_pixels(page, screenshot, trance_dataset):
@@ -33,7 +20,11 @@ def test_the_trance_report_with_event_and_view_rows_fits_1280_pixels(page, scree
         ("view", "Human (exclusion rules v1)"),
     ):
         submit_predictions(
-            dataset=trance_dataset, name=name, data=perfect(trance_dataset), setting=setting, created_by=rita
+            dataset=trance_dataset,
+            name=name,
+            data=trance_answers(trance_dataset),
+            setting=setting,
+            created_by=rita,
         )
     log_in(page, "rita", PASSWORD)
     page.goto(f"/datasets/{trance_dataset.pk}/report/")

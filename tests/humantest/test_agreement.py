@@ -5,17 +5,10 @@ import pytest
 from evaluation.agreement_reports import dataset_agreement, ratings_of
 from humantest import clock, sessions
 from humantest.models import TestPlan, Trial
-from tests.factories import make_user
+from tests.factories import make_user, steps_of
 from tests.humantest.test_leaks import build_dataset, eligible_all
 
 pytestmark = pytest.mark.django_db
-
-
-def steps_of(item):
-    return [
-        {key: step[key] for key in ("obj_idx", "attr", "val")}
-        for step in item.ground_truth["transformations"]
-    ]
 
 
 def answer_everything(plan, tester, answer_for):

@@ -12,16 +12,9 @@ from django.utils import timezone
 from humantest import clock, sessions
 from humantest.models import TestPlan, Trial
 from humantest.selectors import EXPORT_FIELDS
-from tests.factories import PASSWORD, make_user
+from tests.factories import PASSWORD, make_user, steps_of
 
 pytestmark = pytest.mark.django_db
-
-
-def steps_of(item):
-    return [
-        {key: step[key] for key in ("obj_idx", "attr", "val")}
-        for step in item.ground_truth["transformations"]
-    ]
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from evaluation.models import Submission
 from evaluation.selectors import report_table
 from humantest import clock, forms, sessions
 from humantest.models import TestPlan, TestSession, Trial
-from tests.factories import PASSWORD, make_user
+from tests.factories import PASSWORD, make_user, steps_of
 
 pytestmark = pytest.mark.django_db
 
@@ -28,13 +28,6 @@ def make_plan(dataset, *testers, **fields):
 def logged_in(client, user):
     assert client.login(username=user.username, password=PASSWORD)
     return client
-
-
-def steps_of(item):
-    return [
-        {key: step[key] for key in ("obj_idx", "attr", "val")}
-        for step in item.ground_truth["transformations"]
-    ]
 
 
 def answer_all(plan, tester):

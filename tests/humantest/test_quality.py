@@ -22,16 +22,9 @@ from evaluation.selectors import report_table
 from humantest import clock, drawing, exclusions, qualification, scoring, sessions
 from humantest.models import ExclusionRules, TestPlan, TestSession, Trial
 from humantest.plans import PlanRefused, create_test_plan
-from tests.factories import PASSWORD, make_user
+from tests.factories import PASSWORD, make_user, steps_of
 
 pytestmark = pytest.mark.django_db
-
-
-def steps_of(item):
-    return [
-        {key: step[key] for key in ("obj_idx", "attr", "val")}
-        for step in item.ground_truth["transformations"]
-    ]
 
 
 def wrong_steps(item):

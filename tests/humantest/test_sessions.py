@@ -14,7 +14,7 @@ from evaluation.selectors import report_table
 from humantest import clock, drawing, sessions
 from humantest.models import TestPlan, TestSession, Trial
 from humantest.selectors import EXPORT_FIELDS
-from tests.factories import PASSWORD, make_user
+from tests.factories import PASSWORD, make_user, steps_of
 
 pytestmark = pytest.mark.django_db
 
@@ -33,13 +33,6 @@ def length(trial):
 def logged_in(client, user):
     assert client.login(username=user.username, password=PASSWORD)
     return client
-
-
-def steps_of(item):
-    return [
-        {key: step[key] for key in ("obj_idx", "attr", "val")}
-        for step in item.ground_truth["transformations"]
-    ]
 
 
 # --- drawing ---------------------------------------------------------------------------------------

@@ -17,16 +17,9 @@ from evaluation.models import Submission
 from evaluation.services import submit_predictions
 from humantest import clock, sessions
 from humantest.models import TestPlan, Trial
-from tests.factories import make_user
+from tests.factories import make_user, steps_of
 
 pytestmark = pytest.mark.django_db
-
-
-def steps_of(item):
-    return [
-        {key: step[key] for key in ("obj_idx", "attr", "val")}
-        for step in item.ground_truth["transformations"]
-    ]
 
 
 def test_a_plan_whose_testers_share_no_item_yet_shows_its_page(client, trance_dataset):
