@@ -77,10 +77,10 @@ def scene_diagram_svg(
         f'height="{VISIBLE_MAX - VISIBLE_MIN}" fill="#ffffff" stroke="#5b6b8c" stroke-width="0.5" '
         'stroke-dasharray="1.5 1"/>',
         camera_marker(words["camera"]),
-        compass(words),
     ]
     for index, obj in enumerate(objects):
         parts.append(object_symbol(index, obj, highlighted=index == highlight))
+    parts.append(compass(words))  # over the objects: one at the plane's edge may reach the margin
     parts.append("</svg>")
     return "".join(parts)
 
@@ -109,7 +109,10 @@ def compass(words: Mapping[str, str]) -> str:
     plane), and "behind" down, toward the camera (below it, beside the camera): the released
     data's convention, which reads the other way from what a viewer expects."""
     top, bottom = GRID_MIN - MARGIN * 0.35, GRID_MAX + MARGIN * 0.55 + 1.6
-    text = 'font-size="4" font-family="sans-serif" font-weight="700" fill="#1d5fbf"'
+    text = (
+        'font-size="4" font-family="sans-serif" font-weight="700" fill="#1d5fbf" '
+        'stroke="#ffffff" stroke-width="1.2" stroke-linejoin="round" paint-order="stroke"'
+    )
     labels = (
         ("left", GRID_MIN, top, "start", f"← {escape(words['left'])}"),
         ("front", 0, top, "middle", f"↑ {escape(words['front'])}"),
