@@ -369,6 +369,11 @@ class BenchmarkSpec:
         """The ground truth in sentences, for the item's page (empty: its fields are listed)."""
         return []
 
+    def media_roles(self, media: Mapping[str, str]) -> list[str]:
+        """An item's image roles in the order pages show them (by default sorted: a JSON column
+        keeps no key order on PostgreSQL)."""
+        return sorted(media)
+
     def answer_lines(self, answer: Any) -> list[str]:
         """An answer as stored (a person's or a model's) in words, for the pages that list answers
         (who misses what); by default its JSON. `described_answer` shows the JSON of an answer this

@@ -415,9 +415,12 @@ class OverlapView(PermissionRequiredMixin, View):
             {
                 "unit": unit["unit"],
                 "item": unit["item"],
-                # Every image of the item, in the order the benchmark stored them (TRANCE: the
+                # Every image of the item, in the order its benchmark shows them (TRANCE: the
                 # initial scene, then each final camera), each captioned with its role.
-                "images": [(role, dataset.media_url(name)) for role, name in unit["item"].media.items()],
+                "images": [
+                    (role, dataset.media_url(unit["item"].media[role]))
+                    for role in dataset.spec.media_roles(unit["item"].media)
+                ],
                 "a": [described_answer(dataset.spec, answer) for answer in unit["a"]],
                 "b": [described_answer(dataset.spec, answer) for answer in unit["b"]],
             }

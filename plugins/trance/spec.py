@@ -124,6 +124,10 @@ class TranceSpec(BenchmarkSpec):
     def truth_lines(self, ground_truth: dict[str, Any]) -> list[str]:
         return [step_line(step) for step in ground_truth.get("transformations", ())]
 
+    def media_roles(self, media: dict[str, str]) -> list[str]:
+        """The initial scene first, then the final ones (left, centre, right camera)."""
+        return sorted(media, key=lambda role: (not role.startswith("init."), role))
+
     def answer_lines(self, answer: Any) -> list[str]:
         """The steps in order, one line each; an empty answer says so."""
         return [step_line(step) for step in answer] or ["no steps"]

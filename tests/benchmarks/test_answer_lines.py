@@ -35,3 +35,19 @@ def test_each_benchmark_words_its_answers(benchmark, answer, lines):
 def test_an_answer_the_benchmark_cannot_read_is_shown_as_json(benchmark, odd):
     lines = described_answer(registry.get(benchmark), odd)
     assert len(lines) >= 1 and all(isinstance(line, str) for line in lines)
+
+
+def test_trance_shows_the_initial_scene_first_whatever_order_the_database_keeps():
+    media = {
+        "fin.Camera_Right": "r",
+        "fin.Camera_Center": "c",
+        "init.Camera_Center": "i",
+        "fin.Camera_Left": "l",
+    }
+    assert registry.get("trance").media_roles(media) == [
+        "init.Camera_Center",
+        "fin.Camera_Center",
+        "fin.Camera_Left",
+        "fin.Camera_Right",
+    ]
+    assert registry.get("cric").media_roles({"b": "1", "a": "2"}) == ["a", "b"]
