@@ -4,6 +4,13 @@ from pathlib import Path
 
 import pytest
 
+#: Each benchmark folder's test fixtures (plugins/<name>/tests/fixtures.py: its sample files and
+#: datasets, used by the apps' tests too), found as the registry finds the folders.
+pytest_plugins = sorted(
+    f"plugins.{path.parent.parent.name}.tests.fixtures"
+    for path in (Path(__file__).resolve().parent / "plugins").glob("*/tests/fixtures.py")
+)
+
 #: The project's shared data folder, beside the repository: <repo>/../shared/data.
 SHARED_DATA = (Path(__file__).resolve().parent / ".." / "shared" / "data").resolve()
 
@@ -67,26 +74,3 @@ def isolated_storage(settings, tmp_path):
     app.conf.task_always_eager = True
     yield
     app.conf.task_always_eager = False
-
-
-@pytest.fixture(scope="session")
-def trance_files(tmp_path_factory):
-    """12 generated TRANCE samples with their renders (made once per test run, ~2 s)."""
-    from plugins.trance.generator import generate
-
-    folder = tmp_path_factory.mktemp("trance-samples")
-    generate(folder, count=12, seed=11, workers=1)
-    return folder
-
-
-@pytest.fixture
-def trance_dataset(trance_files):
-    from benchmarks.services import import_dataset
-
-    return import_dataset(
-        benchmark="trance",
-        data=(trance_files / "data.jsonl").read_bytes(),
-        name="TRANCE test sample",
-        split="val",
-        images_dir=trance_files,
-    )

@@ -79,7 +79,7 @@ class Dataset(BenchmarkNamed, models.Model):
 
     @property
     def title(self) -> str:
-        """The benchmark and the dataset's name, as page titles and links name it ("TRANCE · demo"):
+        """The benchmark and the dataset's name, as page titles and links name it ("<benchmark title> · demo"):
         datasets of different benchmarks may share a name."""
         return f"{self.benchmark_title} · {self.name}"
 

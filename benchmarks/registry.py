@@ -23,7 +23,7 @@ _specs: dict[str, BenchmarkSpec] = {}
 _aliases: dict[str, str] = {}
 _loaded = False
 #: Loading is done once, by the first thread to ask; the others wait for it to finish (a web
-#: server's threads asking at once saw an empty registry before: "unknown benchmark 'trance'").
+#: server's threads asking at once saw an empty registry before: "unknown benchmark").
 _lock = threading.RLock()
 
 

@@ -114,9 +114,9 @@ def import_dataset(
     `images_label` names the images in messages (default: the folder's path).
 
     `data` is the file's bytes or an open binary file (seekable). From a file, a format that can
-    (`prepare_stream`: CRIC's JSON list, TRANCE's JSON Lines) is read one record at a time while
+    (`prepare_stream`: a JSON list, or JSON Lines) is read one record at a time while
     the rows are written, so memory holds a record and a batch of rows, not the document
-    (perf/results/import_cric.md); with scenes or images every record is needed first, and the
+    (perf/results/, the import benchmark); with scenes or images every record is needed first, and the
     file is read whole.
     """
     spec = registry.get(benchmark)

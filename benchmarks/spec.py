@@ -278,8 +278,8 @@ class BenchmarkSpec:
     #: Dotted paths "module:Class" of its baselines (`inference.baselines.Baseline` subclasses in
     #: inference/baselines/<name>): what `manage.py run_baseline` and the inference pages can run on its datasets.
     baselines: tuple[str, ...] = ()
-    #: Per-unit fields of the metric's rows that two report rows can be compared within (TRANCE's
-    #: transformation length, CRIC's question type...): value = the field, label = its name.
+    #: Per-unit fields of the metric's rows that two report rows can be compared within (a
+    #: transformation length, a question type...): value = the field, label = its name.
     comparison_strata: tuple[Choice, ...] = ()
     #: Breakdown plots on the report page.
     plots: tuple[BreakdownPlot, ...] = ()
@@ -413,7 +413,7 @@ class BenchmarkSpec:
         """A prediction file in the official format from (unit id, prediction) pairs.
 
         By default the file is a JSON list of the predictions, each a record that carries its unit id
-        (STE-VQA, CRIC and CLEVR-Ref+ files are such lists).
+        (most benchmarks' files are such lists).
         """
         return json.dumps([prediction for _, prediction in answers], ensure_ascii=False).encode()
 

@@ -83,12 +83,8 @@ def group_summaries(submission: Summarised, path: Sequence[str]) -> Mapping[str,
     return values if isinstance(values, Mapping) else {}
 
 
-def as_written(text: str) -> str:
-    return text
-
-
 def draw(
-    plot: BreakdownPlot, submissions: Sequence[Summarised], translate: Callable[[str], str] = as_written
+    plot: BreakdownPlot, submissions: Sequence[Summarised], translate: Callable[[str], str] = str
 ) -> str | None:
     """One declared plot over the submissions it concerns; None when there is nothing to show (no
     submission, or none with a value of the plotted metric). `translate`: puts the spec's words
@@ -125,7 +121,7 @@ def draw(
 
 
 def report_plots(
-    spec: BenchmarkSpec, submissions: Sequence[Summarised], translate: Callable[[str], str] = as_written
+    spec: BenchmarkSpec, submissions: Sequence[Summarised], translate: Callable[[str], str] = str
 ) -> list[str]:
     """SVG plots for a dataset's report; empty when there is nothing to break down."""
     return [svg for plot in spec.plots if (svg := draw(plot, submissions, translate)) is not None]

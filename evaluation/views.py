@@ -415,8 +415,8 @@ class OverlapView(PermissionRequiredMixin, View):
             {
                 "unit": unit["unit"],
                 "item": unit["item"],
-                # Every image of the item, in the order its benchmark shows them (TRANCE: the
-                # initial scene, then each final camera), each captioned with its role.
+                # Every image of the item, in the order its benchmark shows them (the initial
+                # scene before the final ones, say), each captioned with its role.
                 "images": [
                     (role, dataset.media_url(unit["item"].media[role]))
                     for role in dataset.spec.media_roles(unit["item"].media)

@@ -30,7 +30,7 @@ NETWORK_GRACE = timedelta(seconds=2)
 EARLY_TIMEOUT = timedelta(seconds=1)
 CLIENT_EVENT_TYPES = ("blur", "focus", "hidden", "visible")
 MAX_CLIENT_EVENTS = 2000
-#: The largest answer a trial keeps, in bytes of JSON (a TRANCE answer of 10 steps is ~400).
+#: The largest answer a trial keeps, in bytes of JSON (a ten-step answer is ~400).
 MAX_ANSWER_BYTES = 16 * 1024
 #: Browser timings are milliseconds since the page was loaded: none is negative or over a week.
 MAX_CLIENT_MS = 7 * 24 * 3600 * 1000

@@ -33,7 +33,7 @@ def files_shown_to(user: Any, dataset_id: int) -> set[str]:
     """Names of the dataset's media files that a trial in front of `user` shows them.
 
     Open trials, and trials served in the last RESULT_WINDOW; only the files their view names
-    (a TRANCE View trial names the one final camera it shows, not the others).
+    (a trial that shows one of an item's views names that one, not the others).
     """
     if not user.is_authenticated:
         return set()

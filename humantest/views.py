@@ -330,7 +330,7 @@ def plan_new(request):
 
 def model_rows(user, dataset_id: str) -> list[dict]:
     """The accuracies of a dataset's model rows the power card may start from: each proportion
-    column with a value, as the report shows it ("TranceNet · Event Acc: 0.167")."""
+    column with a value, as the report shows it ("<row> · <group> <column>: 0.167")."""
     from benchmarks.selectors import datasets_for
     from evaluation.selectors import report_table
 

@@ -112,8 +112,8 @@ def run_detail(request, pk: int):
 
 
 def parameter_text(value) -> str:
-    """A baseline's parameter as the page shows it: a mapping (TranceNet's `trained`: steps,
-    samples, seed...) as "name: value" pairs, a list joined, anything else as it is."""
+    """A baseline's parameter as the page shows it: a mapping (a learned baseline's `trained`:
+    samples, epochs, seed...) as "name: value" pairs, a list joined, anything else as it is."""
     if isinstance(value, dict):
         return ", ".join(f"{key}: {parameter_text(item)}" for key, item in value.items()) or "–"
     if isinstance(value, list | tuple):

@@ -2,7 +2,7 @@
 
 A file under `media/datasets/<id>/` is served to a user who may browse that dataset (researchers,
 admins), or who is being shown that exact file: a tester, for the files of a trial of theirs that
-is open or just finished (not the other cameras of a TRANCE View trial, not another tester's
+is open or just finished (not an item's other views, not another tester's
 items). Everything else is a 404, whether or not the file exists, so that nothing can be learnt
 by guessing names. Uploaded import files never live here (they wait in UPLOADS_ROOT).
 

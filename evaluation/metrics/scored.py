@@ -5,7 +5,7 @@ Pure Python, no Django. A metric's `score(...)` returns one `Scored`:
 * `items`: one row (a plain dict) per ground-truth item, in ground-truth order, with the item's
   id and every per-item number that went into the summary, so any summary number can be
   recomputed or broken down further by the caller. A list, or a sequence that makes each row
-  when it is read (TRANCE's Event and View rows, made from arrays).
+  when it is read (rows a metric made from arrays).
 * `summary`: the aggregated numbers. It always holds a ``"parameters"`` entry equal to
   `params`, so a summary that is stored or shown alone still says how it was computed.
 * `params`: the metric name, its version, the variant ("official" or "paper") and every

@@ -18,7 +18,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("dataset", help="the dataset's id, or its name when that is unique")
-        parser.add_argument("row_a", help='a report row\'s label, e.g. "TranceNet"')
+        parser.add_argument("row_a", help='a report row\'s label, e.g. "ResNet-50"')
         parser.add_argument("row_b", help='another row\'s label, e.g. "Human"')
         parser.add_argument("--metric", default=None, help='only the columns with this label, e.g. "Acc"')
         parser.add_argument(

@@ -1,9 +1,9 @@
 """Render the released TRANCE sample with our renderer and compare it with the real renders.
 
-Usage (from the repository root):  .venv/bin/python docs/renders/make_renders.py
+Usage (from the repository root):  .venv/bin/python plugins/trance/make_renders.py
 
 Reads ../shared/data/trance_example (the released sample: example.json and its four
-160x120 renders) and writes, next to this script, ours-init.C.png, ours-fin.L.png,
+160x120 renders) and writes, in docs/renders/, ours-init.C.png, ours-fin.L.png,
 ours-fin.C.png, ours-fin.R.png (320x240) and comparison.png (rows: the four views; left: the
 real render upscaled to 320x240, right: ours). The real renders are only read, never copied.
 """
@@ -25,7 +25,7 @@ from plugins.clevr.render import render, save_png  # noqa: E402
 from plugins.clevr.world import RADII, SceneObject  # noqa: E402
 
 SAMPLE = ROOT.parent / "shared" / "data" / "trance_example"
-OUTPUT = Path(__file__).resolve().parent
+OUTPUT = ROOT / "docs" / "renders"
 VIEWS = (  # (file suffix, state index, camera)
     ("init.C", 0, "Camera_Center"),
     ("fin.L", 1, "Camera_Left"),
