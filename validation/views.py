@@ -25,9 +25,17 @@ from django.views.decorators.http import require_POST
 from accounts import inputs
 from accounts.permissions import may_change, ownership_problem
 from annotation import permissions, queue
+from annotation.endpoints import (
+    beat,
+    lease_answer,
+    queue_error,
+    read_json,
+    read_reason,
+    read_version,
+    refused,
+)
 from annotation.models import Assignment, Project
 from annotation.services import Refused, problem
-from annotation.views import beat, queue_error, read_json, read_reason, read_version, refused
 from benchmarks.models import Item
 from validation import plots, selectors, services
 from validation.checks import VerdictRefused, check_for
@@ -151,7 +159,7 @@ def save(request, pk: int):
         return refused(error)
     except queue.QueueError as error:
         return queue_error(error)
-    return JsonResponse({"version": new_version, "lease_expires_at": until.isoformat()})
+    return lease_answer(until, version=new_version)
 
 
 def next_payload(request, plan: Plan) -> dict | None:

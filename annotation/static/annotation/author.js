@@ -14,10 +14,10 @@ import {
   isTyping,
   languageOf,
   make,
-  post,
   quadText,
   readLabels,
 } from "./quad_editor.js";
+import { post } from "../js/http.js";
 
 const SAVE_DELAY_MS = 800;
 const RETRY_MS = 5000;

@@ -634,31 +634,6 @@ export function exposeForTests(editor) {
 
 // ---- what both annotation pages share besides the canvas ----
 
-export function csrfToken() {
-  const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
-  if (match) return decodeURIComponent(match[1]);
-  const field = document.querySelector("input[name=csrfmiddlewaretoken]");
-  return field ? field.value : "";
-}
-
-// POSTs `body` as JSON; never throws: status 0 means the server could not be reached.
-export async function post(url, body, { keepalive = false } = {}) {
-  let response;
-  try {
-    response = await fetch(url, {
-      method: "POST",
-      headers: { "Content-Type": "application/json", "X-CSRFToken": csrfToken() },
-      body: JSON.stringify(body),
-      credentials: "same-origin",
-      keepalive,
-    });
-  } catch {
-    return { ok: false, status: 0, payload: {} };
-  }
-  const payload = await response.json().catch(() => ({}));
-  return { ok: response.ok, status: response.status, payload };
-}
-
 // The page's words, from the template (translated there): <span data-label="key">text</span>
 // inside #labels. format("{n} of {m}", {n: 1, m: 3}) fills the braces.
 export function readLabels(root = document.getElementById("labels")) {

@@ -2,7 +2,8 @@
 // question, the answer or the evidence's corners, edited here) or Reject with a reason. When the
 // pair changed on the server meanwhile (409 stale), both versions are shown side by side: apply
 // this review on top of the current version, or take the current one and look again.
-import { QuadEditor, exposeForTests, format, isTyping, languageOf, make, post, quadText, readLabels, round1 } from "./quad_editor.js";
+import { QuadEditor, exposeForTests, format, isTyping, languageOf, make, quadText, readLabels, round1 } from "./quad_editor.js";
+import { post } from "../js/http.js";
 
 const labels = readLabels();
 const $ = (id) => document.getElementById(id);

@@ -21,6 +21,7 @@
 //
 // Every word the page shows goes through Django's JavaScript catalogue (gettext, ngettext and
 // interpolate, globals defined by /jsi18n/ before this module runs), so it reads in the page's language.
+import { post as send } from "../js/http.js";
 
 const data = JSON.parse(document.getElementById("trial-data").textContent);
 const form = document.getElementById("trial");
@@ -30,11 +31,6 @@ const problem = document.getElementById("problem");
 const submitButton = document.getElementById("submit");
 const client = { loaded_ms: now(), answer_changes: 0, events: [] };
 let closed = false;
-
-function csrfToken() {
-  const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
-  return match ? decodeURIComponent(match[1]) : "";
-}
 
 // performance.now() to a tenth of a millisecond, as the server keeps it.
 function now() {
@@ -104,22 +100,13 @@ const hooks = {
   },
 };
 
+// Sends an answer or a draft; a failure to reach the server or an answer that is not JSON becomes
+// an error the page can show.
 async function post(url, body) {
-  let response;
-  try {
-    response = await fetch(url, {
-      method: "POST",
-      headers: { "Content-Type": "application/json", "X-CSRFToken": csrfToken() },
-      body: JSON.stringify(body),
-      credentials: "same-origin",
-    });
-  } catch {
-    return { ok: false, status: 0, payload: { error: gettext("The server could not be reached; nothing was sent. Try again") } };
-  }
-  const payload = await response
-    .json()
-    .catch(() => ({ error: interpolate(gettext("server error %(status)s"), { status: response.status }, true) }));
-  return { ok: response.ok, status: response.status, payload };
+  const reply = await send(url, body);
+  if (reply.status === 0) reply.payload = { error: gettext("The server could not be reached; nothing was sent. Try again") };
+  else if (!reply.json) reply.payload = { error: interpolate(gettext("server error %(status)s"), { status: reply.status }, true) };
+  return reply;
 }
 
 function formatSeconds(seconds) {

@@ -2,7 +2,8 @@
 // the verdict form, keyboard first. The server side is the annotation queue's contract: save a
 // draft with the version it is based on (409: stale or lease lost), heartbeat, submit (the answer
 // carries the next item), skip. The draft also lives in localStorage until the server has it.
-import { isTyping, make, post } from "../annotation/quad_editor.js";
+import { isTyping, make } from "../annotation/quad_editor.js";
+import { post } from "../js/http.js";
 
 const SAVE_DELAY_MS = 800;
 const RETRY_MS = 5000;
