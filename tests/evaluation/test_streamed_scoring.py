@@ -51,7 +51,7 @@ def trance_files(tmp_path_factory):
 def small_pieces(monkeypatch):
     """Chunks of 97 bytes and batches of 7 samples: every boundary falls somewhere awkward."""
     monkeypatch.setattr(records, "STREAM_CHUNK", 97)
-    monkeypatch.setattr(trance, "BATCH", 7)
+    monkeypatch.setattr(trance.streamed, "BATCH", 7)
 
 
 @pytest.mark.parametrize("setting", ["event", "view"])
