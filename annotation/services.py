@@ -33,6 +33,7 @@ from annotation.problems import Problem
 from annotation.workflows import NoWorkflow, workflow_for
 from benchmarks.models import Dataset, Item
 from benchmarks.services import import_dataset
+from jobs import services as jobs
 
 _ocr_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="ocr")
 
@@ -328,9 +329,7 @@ def submit(
         queue.submitted(assignment, first_time)
     unread = [index for index, reading in enumerate(readings) if reading is None]
     if unread and path is not None and check_evidence:
-        from annotation.tasks import read_pairs_later
-
-        transaction.on_commit(lambda: read_pairs_later.delay(assignment.pk))
+        jobs.enqueue("annotation.tasks.read_pairs_later", assignment.pk)
     return assignment
 
 

@@ -18,6 +18,7 @@ from accounts.inputs import one_line
 from benchmarks import registry
 from benchmarks.spec import BenchmarkSpec
 from benchmarks.storage import uploads
+from jobs.models import Job
 
 
 class BenchmarkNamed:
@@ -162,14 +163,10 @@ class ItemMark(models.Model):
         return f"{self.item} marked faulty"
 
 
-class ImportJob(BenchmarkNamed, models.Model):
+class ImportJob(BenchmarkNamed, Job):
     """An import started from the web or the API, run by a Celery worker, with its progress."""
 
-    class Status(models.TextChoices):
-        PENDING = "pending", _("Waiting for a worker")
-        RUNNING = "running", _("Running")
-        SUCCEEDED = "succeeded", _("Succeeded")
-        FAILED = "failed", _("Failed")
+    kind = "import"
 
     benchmark = models.CharField(max_length=32)
     name = models.CharField(max_length=200, validators=[one_line])
@@ -181,7 +178,6 @@ class ImportJob(BenchmarkNamed, models.Model):
     images_upload = models.FileField(
         upload_to="imports/%Y/%m/", storage=uploads, blank=True, help_text=_("A zip of the images.")
     )
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     stage = models.CharField(max_length=100, blank=True, default="")
     done = models.PositiveIntegerField(default=0)
     total = models.PositiveIntegerField(default=0)
@@ -190,20 +186,9 @@ class ImportJob(BenchmarkNamed, models.Model):
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="import_jobs"
     )
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True, help_text=_("When a worker took the job."))
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
 
     def __str__(self) -> str:
         return f"import {self.pk} of {self.name} ({self.status})"
-
-    @property
-    def finished(self) -> bool:
-        return self.status in {self.Status.SUCCEEDED, self.Status.FAILED}
-
-    @property
-    def percent(self) -> int:
-        return int(100 * self.done / self.total) if self.total else (100 if self.finished else 0)

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.cache import cache
 from django.db.models import QuerySet
 
 from benchmarks.models import Dataset, ImportJob, Item
-from benchmarks.services import job_progress_key
 
 
 def datasets_for(user: Any) -> QuerySet[Dataset]:
@@ -22,17 +20,6 @@ def import_jobs_for(user: Any) -> QuerySet[ImportJob]:
     """A researcher sees the import jobs they started; admins see all."""
     jobs = ImportJob.objects.select_related("dataset")
     return jobs if user.is_superuser else jobs.filter(created_by=user)
-
-
-def job_progress(job: ImportJob) -> dict[str, Any]:
-    """Stage and counts of a job: live from the worker while it runs, from the row once done."""
-    live = None if job.finished else cache.get(job_progress_key(job.pk))
-    if live:
-        stage, done, total = live["stage"], live["done"], live["total"]
-    else:
-        stage, done, total = job.stage, job.done, job.total
-    percent = int(100 * done / total) if total else (100 if job.finished else 0)
-    return {"stage": stage, "done": done, "total": total, "percent": percent}
 
 
 def dataset_items(dataset: Dataset) -> QuerySet[Item]:

@@ -2,7 +2,6 @@ from rest_framework import serializers
 
 from benchmarks import registry
 from benchmarks.models import Dataset, ImportJob, Item
-from benchmarks.selectors import job_progress
 from benchmarks.storage import check_upload_size
 
 
@@ -77,4 +76,4 @@ class ImportJobSerializer(serializers.ModelSerializer):
         self.fields["scenes_upload"].help_text = f"The scenes file of {registry.scenes_titles()}."
 
     def get_progress(self, job: ImportJob) -> dict:
-        return job_progress(job)
+        return job.progress()

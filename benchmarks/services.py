@@ -11,17 +11,13 @@ import logging
 import os
 import shutil
 import tempfile
-import threading
-import time
 import zipfile
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, BinaryIO
 
 import orjson
 from django.conf import settings
-from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -42,6 +38,8 @@ from benchmarks.records import (
     parse_prepared,
     paused_gc,
 )
+from jobs.models import ACTIVE
+from jobs.services import beating, clear_progress, enqueue, report_progress, take
 
 #: Called as progress(stage, done, total) while an import runs.
 ProgressCallback = Callable[[str, int, int], None]
@@ -461,19 +459,13 @@ def run_import_job(job: ImportJob) -> ImportJob:
     """Carry out a queued web/API import, recording progress and the outcome on the job."""
 
     def report(stage: str, done: int, total: int) -> None:
-        # Progress goes to the cache, not the job row: the rows being written sit in one open
-        # transaction, and on SQLite nobody else may write until it commits.
-        cache.set(job_progress_key(job.pk), {"stage": stage, "done": done, "total": total}, timeout=86400)
+        report_progress(job, stage, done, total)
 
-    started = ImportJob.objects.filter(pk=job.pk, status=ImportJob.Status.PENDING).update(
-        status=ImportJob.Status.RUNNING, stage="reading file", started_at=timezone.now()
-    )
-    if not started:  # a second delivery of the same job, or one already declared lost
-        job.refresh_from_db()
+    if not take(job, stage="reading file"):  # a second delivery of the same job, or one declared lost
         return job
     workdir = ""
     try:
-        with heartbeat(job.pk), tempfile.TemporaryDirectory(prefix="yardstick-import-") as workdir:
+        with beating(job), tempfile.TemporaryDirectory(prefix="yardstick-import-") as workdir:
             images_dir = None
             if job.images_upload:
                 images_dir = extract_images(
@@ -519,7 +511,7 @@ def run_import_job(job: ImportJob) -> ImportJob:
 def finish_job(job: ImportJob, *, status: str, errors: list[str] | None = None, dataset=None) -> None:
     """Record how the job ended, and remove its uploaded files: their answers are in the dataset
     now, or nowhere (a failed import loads nothing)."""
-    last = cache.get(job_progress_key(job.pk)) or {}
+    last = clear_progress(job)
     for upload in (job.upload, job.scenes_upload, job.images_upload):
         if upload:
             upload.delete(save=False)
@@ -535,74 +527,19 @@ def finish_job(job: ImportJob, *, status: str, errors: list[str] | None = None, 
         total=last.get("total", 0),
         finished_at=timezone.now(),
     )
-    cache.delete(job_progress_key(job.pk))
 
 
-def job_progress_key(job_id: int) -> str:
-    return f"yardstick:import-progress:{job_id}"
-
-
-def job_heartbeat_key(job_id: int) -> str:
-    return f"yardstick:import-heartbeat:{job_id}"
-
-
-@contextmanager
-def heartbeat(job_id: int) -> Iterator[None]:
-    """While the block runs, a thread tells the shared cache every HEARTBEAT_S that the job is alive.
-
-    The thread dies with the worker, so a worker killed mid-import (out of memory, kill -9, a lost
-    machine) stops the beats, and `fail_lost_jobs` declares the job failed instead of leaving it
-    "running" for ever. The cache is the one the web process reads (files, or Redis).
-    """
-    with beating(job_heartbeat_key(job_id), name=f"import-{job_id}-heartbeat"):
-        yield
-
-
-@contextmanager
-def beating(key: str, *, name: str) -> Iterator[None]:
-    """While the block runs, a thread writes the time under `key` in the shared cache every
-    JOB_HEARTBEAT_S (the sign of life of a long job); the key is removed when the block ends."""
-    stop = threading.Event()
-
-    def beat() -> None:
-        while not stop.is_set():
-            cache.set(key, time.time(), timeout=3600)
-            stop.wait(settings.JOB_HEARTBEAT_S)
-
-    thread = threading.Thread(target=beat, name=name, daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        thread.join()
-        cache.delete(key)
-
-
-def fail_lost_jobs() -> list[int]:
-    """Declare failed the running jobs whose worker has stopped beating; their ids.
-
-    A job is lost when no heartbeat came for JOB_LOST_AFTER_S. The import ran in one transaction,
-    so nothing of it was loaded; its uploads are removed like any ended job's.
-    """
-    lost = []
-    now = time.time()
-    for job in ImportJob.objects.filter(status=ImportJob.Status.RUNNING):
-        last = cache.get(job_heartbeat_key(job.pk))
-        if last is None and job.started_at is not None:
-            last = job.started_at.timestamp()  # taken, and not one beat since
-        if last is None or last < now - settings.JOB_LOST_AFTER_S:
-            seconds = int(now - last) if last is not None else int(settings.JOB_LOST_AFTER_S)
-            finish_job(
-                job,
-                status=ImportJob.Status.FAILED,
-                errors=[
-                    f"the worker running this import stopped (no sign of life for {seconds} s); nothing was "
-                    "loaded: start the import again"
-                ],
-            )
-            lost.append(job.pk)
-    return lost
+def import_lost(job: ImportJob, seconds: int) -> None:
+    """End an import whose worker stopped beating (the reaper's handler). It ran in one
+    transaction, so nothing of it was loaded; its uploads are removed like any ended job's."""
+    finish_job(
+        job,
+        status=ImportJob.Status.FAILED,
+        errors=[
+            f"the worker running this import stopped (no sign of life for {seconds} s); nothing was "
+            "loaded: start the import again"
+        ],
+    )
 
 
 def start_import_job(
@@ -617,15 +554,11 @@ def start_import_job(
     images_upload=None,
 ) -> ImportJob:
     """Queue an import for a worker; refuse at once what would fail anyway (a name taken)."""
-    from benchmarks.tasks import run_import
-
     spec = registry.get(benchmark)
     benchmark = spec.name
     if problem := naming_problem(name=name, split=split, version=version):
         raise ImportRefused(problem)
-    waiting = ImportJob.objects.filter(
-        created_by=user, status__in=(ImportJob.Status.PENDING, ImportJob.Status.RUNNING)
-    ).count()
+    waiting = ImportJob.objects.filter(created_by=user, status__in=ACTIVE).count()
     if 0 < settings.JOBS_PER_PERSON <= waiting:
         raise ImportRefused(
             _(
@@ -648,5 +581,5 @@ def start_import_job(
         scenes_upload=scenes_upload or "",
         images_upload=images_upload or "",
     )
-    transaction.on_commit(lambda: run_import.delay(job.pk))
+    enqueue("benchmarks.run_import", job.pk)
     return job

@@ -12,23 +12,14 @@ from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.utils.safestring import mark_safe
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_noop
 from django.views.generic import DetailView, FormView, ListView, View
 
 from accounts.inputs import attachment
 from benchmarks.forms import ImportForm
 from benchmarks.models import Dataset, ImportJob
-from benchmarks.selectors import dataset_items, datasets_for, import_jobs_for, item_neighbours, job_progress
-from benchmarks.services import ImportRefused, export_chunks, fail_lost_jobs, start_import_job
+from benchmarks.selectors import dataset_items, datasets_for, import_jobs_for, item_neighbours
+from benchmarks.services import ImportRefused, export_chunks, start_import_job
 from benchmarks.spec import BenchmarkSpec, ItemSection, ItemTable
-
-#: ImportJob.Status's labels, for the catalogue: the pages show `get_status_display` translated.
-STATUS_WORDS = (
-    gettext_noop("Waiting for a worker"),
-    gettext_noop("Running"),
-    gettext_noop("Succeeded"),
-    gettext_noop("Failed"),
-)
 
 
 class DatasetListView(PermissionRequiredMixin, ListView):
@@ -177,11 +168,10 @@ class ImportJobView(PermissionRequiredMixin, DetailView):
     context_object_name = "job"
 
     def get_queryset(self):
-        fail_lost_jobs()  # a job whose worker died is shown failed, not running for ever
         return import_jobs_for(self.request.user)
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
-        context["progress"] = job_progress(self.object)
+        context["progress"] = self.object.progress()
         context["Status"] = ImportJob.Status
         return context

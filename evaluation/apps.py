@@ -10,6 +10,10 @@ class EvaluationConfig(AppConfig):
     def ready(self) -> None:
         from benchmarks.storage import files_removed_with_the_row
         from evaluation.models import ScoringJob
+        from evaluation.services import scoring_lost
+        from jobs.services import when_lost
+
+        when_lost(ScoringJob, scoring_lost)
 
         # A prediction file waiting for a worker goes with its job (and so with its dataset).
         post_delete.connect(

@@ -18,6 +18,7 @@ from django.utils.translation import gettext_lazy as _
 from accounts.inputs import one_line
 from benchmarks.models import Dataset, Item
 from benchmarks.storage import uploads
+from jobs.models import Job
 
 
 class Submission(models.Model):
@@ -117,16 +118,12 @@ class Prediction(models.Model):
         return f"prediction for item {self.item_id} part {self.part}"
 
 
-class ScoringJob(models.Model):
+class ScoringJob(Job):
     """A prediction file scored by a worker: an upload to a dataset with more units than a
     request scores (settings.SCORE_IN_REQUEST_UNITS). Its submission exists, unscored, from the
     upload on (the name is taken); a job that fails removes it and keeps the reasons."""
 
-    class Status(models.TextChoices):
-        PENDING = "pending", _("Waiting for a worker")
-        RUNNING = "running", _("Scoring")
-        DONE = "done", _("Scored")
-        FAILED = "failed", _("Failed")
+    kind = "scoring"
 
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="scoring_jobs")
     submission = models.ForeignKey(
@@ -134,21 +131,13 @@ class ScoringJob(models.Model):
     )
     name = models.CharField(max_length=200, help_text=_("The submission's name (kept when the job fails)."))
     upload = models.FileField(upload_to="submissions/%Y/%m/", storage=uploads, blank=True)
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     errors = models.JSONField(default=list, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
 
     def __str__(self) -> str:
         return f"scoring of {self.name} on dataset {self.dataset_id}"
-
-    @property
-    def finished(self) -> bool:
-        return self.status in (self.Status.DONE, self.Status.FAILED)

@@ -22,7 +22,8 @@ from evaluation.reports import (
     row_groups,
     submission_cells,
 )
-from evaluation.services import scoring_progress_key, scoring_units
+from evaluation.services import scoring_units
+from jobs.models import ACTIVE
 
 
 def submissions_for(user: Any) -> QuerySet[Submission]:
@@ -476,28 +477,13 @@ FAILED_JOBS_SHOWN = timedelta(days=1)
 def scoring_jobs(dataset: Dataset) -> dict[str, Any] | None:
     """The dataset's uploads being scored by a worker, and those that failed in the last day, each
     with its stage and counts (live from the worker while it runs); None when there are none."""
-    from django.core.cache import cache
-
-    active = (ScoringJob.Status.PENDING, ScoringJob.Status.RUNNING)
     jobs = list(
         dataset.scoring_jobs.filter(
-            Q(status__in=active)
+            Q(status__in=ACTIVE)
             | Q(status=ScoringJob.Status.FAILED, finished_at__gte=timezone.now() - FAILED_JOBS_SHOWN)
         )[:10]
     )
     if not jobs:
         return None
-    entries = []
-    for job in jobs:
-        live = cache.get(scoring_progress_key(job.pk)) if job.status == ScoringJob.Status.RUNNING else None
-        stage, done, total = (live["stage"], live["done"], live["total"]) if live else ("", 0, 0)
-        entries.append(
-            {
-                "job": job,
-                "stage": stage,
-                "done": done,
-                "total": total,
-                "percent": int(100 * done / total) if total else 0,
-            }
-        )
-    return {"jobs": entries, "running": any(job.status in active for job in jobs)}
+    entries = [{"job": job, **job.progress()} for job in jobs]
+    return {"jobs": entries, "running": any(job.active for job in jobs)}

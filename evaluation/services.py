@@ -10,7 +10,6 @@ here, naming where the answers came from (`Submission.Origin`).
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +17,6 @@ from typing import Any
 
 import orjson
 from django.conf import settings
-from django.core.cache import cache
 from django.core.files.base import ContentFile
 from django.db import transaction
 from django.db.models import Count, Q, TextField
@@ -31,10 +29,11 @@ from accounts.inputs import text_problem
 from accounts.permissions import may_change
 from benchmarks.models import Dataset
 from benchmarks.records import NUL_MESSAGE, FormatError, RecordError, nul_fields
-from benchmarks.services import beating
 from benchmarks.spec import OFFICIAL, ScoringTask
 from evaluation.metrics.scored import Scored
 from evaluation.models import Prediction, ScoringJob, Submission
+from jobs import services as jobs
+from jobs.models import ACTIVE
 
 
 class SubmissionRefused(ValueError):
@@ -488,14 +487,6 @@ def delete_submission(*, submission: Submission, user: Any) -> None:
 # --- Scoring in a worker -------------------------------------------------------------------------
 
 
-def scoring_progress_key(job_id: int) -> str:
-    return f"evaluation:scoring-progress:{job_id}"
-
-
-def scoring_heartbeat_key(job_id: int) -> str:
-    return f"evaluation:scoring-heartbeat:{job_id}"
-
-
 def scored_in_request(dataset: Dataset) -> bool:
     """Whether an upload to `dataset` is scored while the request waits (a worker scores larger ones)."""
     return dataset.unit_count <= settings.SCORE_IN_REQUEST_UNITS
@@ -519,12 +510,8 @@ def start_scoring_job(
     (FormatError naming every bad record). Answers for units the dataset lacks are found by the
     worker, which then fails the job and removes the submission.
     """
-    from evaluation.tasks import score_upload
-
     check_choices(dataset, name=name, setting=setting, variant=variant, origin=Submission.Origin.UPLOAD)
-    waiting = ScoringJob.objects.filter(
-        created_by=created_by, status__in=(ScoringJob.Status.PENDING, ScoringJob.Status.RUNNING)
-    ).count()
+    waiting = ScoringJob.objects.filter(created_by=created_by, status__in=ACTIVE).count()
     if created_by is not None and 0 < settings.JOBS_PER_PERSON <= waiting:
         raise SubmissionRefused(
             _(
@@ -548,7 +535,7 @@ def start_scoring_job(
             dataset=dataset, submission=submission, name=submission.name, created_by=created_by
         )
         job.upload.save(Path(source).name or "predictions.json", ContentFile(data), save=True)
-        transaction.on_commit(lambda: score_upload.delay(job.pk))
+        jobs.enqueue("evaluation.score_upload", job.pk)
     return job
 
 
@@ -556,16 +543,12 @@ def run_scoring_job(job: ScoringJob) -> ScoringJob:
     """Score a queued upload, telling the cache how far it is; the job row records the outcome."""
 
     def report(stage: str, done: int, total: int) -> None:
-        cache.set(scoring_progress_key(job.pk), {"stage": stage, "done": done, "total": total}, timeout=86400)
+        jobs.report_progress(job, stage, done, total)
 
-    started = ScoringJob.objects.filter(pk=job.pk, status=ScoringJob.Status.PENDING).update(
-        status=ScoringJob.Status.RUNNING, started_at=timezone.now()
-    )
-    if not started:  # a second delivery of the same job, or one already declared lost
-        job.refresh_from_db()
+    if not jobs.take(job):  # a second delivery of the same job, or one already declared lost
         return job
     try:
-        with beating(scoring_heartbeat_key(job.pk), name=f"scoring-{job.pk}-heartbeat"):
+        with jobs.beating(job):
             submission = Submission.objects.filter(pk=job.submission_id).first()
             if submission is None:
                 raise SubmissionRefused("the submission was deleted before a worker took it")
@@ -584,7 +567,7 @@ def run_scoring_job(job: ScoringJob) -> ScoringJob:
     except (SubmissionRefused, ValueError, OSError) as error:
         end_scoring_job(job, status=ScoringJob.Status.FAILED, errors=[str(error)])
     else:
-        end_scoring_job(job, status=ScoringJob.Status.DONE)
+        end_scoring_job(job, status=ScoringJob.Status.SUCCEEDED)
     job.refresh_from_db()
     return job
 
@@ -599,26 +582,17 @@ def end_scoring_job(job: ScoringJob, *, status: str, errors: list[str] | None = 
     ScoringJob.objects.filter(pk=job.pk).update(
         upload="", status=status, errors=errors or [], finished_at=timezone.now()
     )
-    cache.delete(scoring_progress_key(job.pk))
+    jobs.clear_progress(job)
 
 
-def fail_lost_scoring_jobs() -> list[int]:
-    """Declare failed the running scoring jobs whose worker stopped beating; their ids. The rows
-    were written in one transaction, so nothing of a lost job was stored."""
-    lost = []
-    now = time.time()
-    for job in ScoringJob.objects.filter(status=ScoringJob.Status.RUNNING):
-        last = cache.get(scoring_heartbeat_key(job.pk))
-        if last is None and job.started_at is not None:
-            last = job.started_at.timestamp()
-        if last is None or last < now - settings.JOB_LOST_AFTER_S:
-            end_scoring_job(
-                job,
-                status=ScoringJob.Status.FAILED,
-                errors=[
-                    f"the worker scoring this file stopped (no sign of life for {int(now - (last or now))} s); "
-                    "nothing was stored: upload the file again"
-                ],
-            )
-            lost.append(job.pk)
-    return lost
+def scoring_lost(job: ScoringJob, seconds: int) -> None:
+    """End a scoring job whose worker stopped beating (the reaper's handler). The rows were written
+    in one transaction, so nothing of it was stored."""
+    end_scoring_job(
+        job,
+        status=ScoringJob.Status.FAILED,
+        errors=[
+            f"the worker scoring this file stopped (no sign of life for {seconds} s); "
+            "nothing was stored: upload the file again"
+        ],
+    )

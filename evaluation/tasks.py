@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 
 from celery import shared_task
-from celery.signals import worker_ready
 from django.core.cache import cache
 
 logger = logging.getLogger(__name__)
@@ -80,11 +79,3 @@ def score_upload(job_id: int) -> str:
 
     job = ScoringJob.objects.filter(pk=job_id).first()
     return run_scoring_job(job).status if job is not None else "gone"
-
-
-@worker_ready.connect
-def fail_scoring_jobs_of_dead_workers(**kwargs) -> None:
-    """A worker starting after a crash declares the scoring jobs a dead worker left running."""
-    from evaluation.services import fail_lost_scoring_jobs
-
-    fail_lost_scoring_jobs()

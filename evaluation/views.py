@@ -49,7 +49,6 @@ from evaluation.services import (
     change_problem,
     delete_submission,
     deletion_effects,
-    fail_lost_scoring_jobs,
     rename_submission,
     scored_in_request,
     start_scoring_job,
@@ -112,7 +111,6 @@ class ReportView(PermissionRequiredMixin, FormView):
         context["plots"] = [mark_safe(svg) for svg in report_plots(self.dataset.spec, submissions, _)]  # noqa: S308
         context["parameters"] = json.dumps(table.parameters, indent=2, ensure_ascii=False)
         context["pairwise"] = pairwise_context(self.dataset, len(table.rows))
-        fail_lost_scoring_jobs()  # a job whose worker died is shown failed, not running for ever
         context["scoring"] = scoring_jobs(self.dataset)
         return context
 
@@ -332,7 +330,6 @@ class ScoringJobsView(PermissionRequiredMixin, View):
 
     def get(self, request, pk: int):
         dataset = get_object_or_404(datasets_for(request.user), pk=pk)
-        fail_lost_scoring_jobs()
         scoring = scoring_jobs(dataset) or {"jobs": [], "running": False}
         return render(request, "evaluation/_scoring_jobs.html", {"dataset": dataset, "scoring": scoring})
 

@@ -16,6 +16,7 @@ from evaluation.reports import table_json
 from humantest import checklist, exclusions, invitations, payments, selectors, studies
 from humantest.models import EntryLink, PaymentBatch
 from humantest.plans import PlanRefused, create_test_plan
+from humantest.rescoring import schedule_pooled
 from humantest.serializers import (
     ExclusionRulesSerializer,
     OpenLinkSerializer,
@@ -23,7 +24,6 @@ from humantest.serializers import (
     TestersSerializer,
     TestPlanSerializer,
 )
-from humantest.tasks import schedule_pooled
 
 
 class TestPlanViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):

@@ -21,7 +21,7 @@ from accounts.permissions import may_change, ownership_problem
 from evaluation.plots import accuracy_against_time
 from humantest import exclusions, selectors
 from humantest.models import TestPlan, Trial
-from humantest.tasks import schedule_pooled
+from humantest.rescoring import schedule_pooled
 from humantest.trials import trial_for
 
 #: A tester's status under the rules, as the page shows it (the CSV keeps the English word).

@@ -22,6 +22,7 @@ from evaluation.agreement_reports import dataset_agreement
 from evaluation.metrics.scored import Scored
 from evaluation.models import Submission
 from humantest.models import TestPlan, TestSession, Trial, tester_label
+from humantest.rescoring import schedule_pooled, schedule_session
 from humantest.trials import TrialUnit, trial_for
 
 
@@ -117,8 +118,6 @@ def store_prediction(trial: Trial) -> None:
         return
     session = trial.session
     record_prediction(trial, ensure_session_submission(session))
-    from humantest.tasks import schedule_pooled, schedule_session
-
     plan_pk, session_pk = session.plan_id, session.pk
     transaction.on_commit(lambda: schedule_session(session_pk))
     transaction.on_commit(lambda: schedule_pooled(plan_pk))

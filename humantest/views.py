@@ -29,8 +29,8 @@ from humantest.drawing import PlanProblem
 from humantest.forms import TestPlanForm
 from humantest.models import Participant, TestPlan, TestSession, Trial
 from humantest.plans import PlanRefused, create_test_plan, delete_test_plan
+from humantest.rescoring import schedule_pooled
 from humantest.scoring import unit_for
-from humantest.tasks import schedule_pooled
 from humantest.trials import AnswerRefused, trial_for
 
 

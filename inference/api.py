@@ -12,7 +12,7 @@ from benchmarks.selectors import datasets_for
 from inference.models import ModelRun
 from inference.selectors import runs_for
 from inference.serializers import ModelRunSerializer, StartRunSerializer
-from inference.services import RunRefused, cancel_run, fail_lost_runs, start_run
+from inference.services import RunRefused, cancel_run, start_run
 
 
 class ModelRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
@@ -26,14 +26,6 @@ class ModelRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
         except InputRefused as error:
             raise ValidationError({error.field: [error.message]}) from None
         return runs.filter(dataset_id=dataset) if dataset is not None else runs
-
-    def list(self, request, *args, **kwargs):
-        fail_lost_runs()
-        return super().list(request, *args, **kwargs)
-
-    def retrieve(self, request, *args, **kwargs):
-        fail_lost_runs()
-        return super().retrieve(request, *args, **kwargs)
 
     def get_permissions(self):
         if self.action == "create":

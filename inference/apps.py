@@ -10,6 +10,10 @@ class InferenceConfig(AppConfig):
     def ready(self) -> None:
         from benchmarks.storage import files_removed_with_the_row
         from inference.models import ModelRun
+        from inference.services import run_lost
+        from jobs.services import when_lost
+
+        when_lost(ModelRun, run_lost)
 
         # A run's predictions file goes with the run (and so with its dataset).
         post_delete.connect(

@@ -23,7 +23,7 @@ def create_demo_runs(spec, dataset) -> list[str]:
         if baseline.setting_problem(setting):
             continue
         done = ModelRun.objects.filter(
-            dataset=dataset, baseline=baseline.name, setting=setting, status=ModelRun.Status.FINISHED
+            dataset=dataset, baseline=baseline.name, setting=setting, status=ModelRun.Status.SUCCEEDED
         )
         if done.exists():
             continue

@@ -16,15 +16,15 @@ from django.utils.translation import gettext_lazy as _
 from benchmarks.models import BenchmarkNamed, Dataset
 from benchmarks.storage import uploads
 from evaluation.models import Submission
+from jobs.models import Job
 
 
-class ModelRun(BenchmarkNamed, models.Model):
-    class Status(models.TextChoices):
-        QUEUED = "queued", _("Queued")
-        RUNNING = "running", _("Running")
-        FINISHED = "finished", _("Finished")
-        FAILED = "failed", _("Failed")
-        CANCELLED = "cancelled", _("Cancelled")
+class ModelRun(BenchmarkNamed, Job):
+    """A baseline (or a model plug-in) run on a dataset by a worker of the `gpu` queue. Its progress
+    is written on its row as well as beat to the cache: a GPU worker may share no cache with the
+    web server."""
+
+    kind = "model-run"
 
     class Device(models.TextChoices):
         AUTO = "auto", _("GPU if the worker has one, else CPU")
@@ -51,7 +51,6 @@ class ModelRun(BenchmarkNamed, models.Model):
     checkpoint_sha256 = models.CharField(max_length=64, blank=True, default="")
     code_version = models.CharField(max_length=64, blank=True, default="")
     parameters = models.JSONField(default=dict, blank=True, help_text=_("What the baseline says of itself."))
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     stage = models.CharField(max_length=100, blank=True, default="")
     done = models.PositiveIntegerField(default=0)
     total = models.PositiveIntegerField(default=0)
@@ -64,12 +63,9 @@ class ModelRun(BenchmarkNamed, models.Model):
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="model_runs"
     )
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True, help_text=_("When a worker took the run."))
     heartbeat_at = models.DateTimeField(
         null=True, blank=True, help_text=_("The last sign of life from the worker.")
     )
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-pk"]
@@ -82,16 +78,6 @@ class ModelRun(BenchmarkNamed, models.Model):
         return self.dataset.benchmark
 
     @property
-    def finished(self) -> bool:
-        return self.status in {self.Status.FINISHED, self.Status.FAILED, self.Status.CANCELLED}
-
-    @property
     def checkpoint_name(self) -> str:
         """The checkpoint's file name (the page shows no server paths)."""
         return self.checkpoint.replace("\\", "/").rsplit("/", 1)[-1]
-
-    @property
-    def percent(self) -> int:
-        if self.total:
-            return int(100 * self.done / self.total)
-        return 100 if self.status == self.Status.FINISHED else 0

@@ -6,7 +6,7 @@ baseline's model, the dataset has the images the baseline looks at) and queues t
 Celery `gpu` queue. `execute_run` is the worker's side, also called in-process by
 `manage.py run_baseline`: it answers the units in batches, writes progress and a sign of life,
 stops at the next batch when a cancel was asked, and hands the prediction file to the
-evaluation engine's single writer. `fail_lost_runs` declares failed the runs whose worker died.
+evaluation engine's single writer. `run_lost` ends a run whose worker died (jobs' reaper calls it).
 """
 
 from __future__ import annotations
@@ -20,14 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.core.cache import cache
 from django.core.files.base import ContentFile
 from django.db import transaction
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
 from benchmarks.models import Dataset
-from benchmarks.services import beating
 from benchmarks.spec import ScoringTask
 from evaluation.models import Submission
 from evaluation.services import SubmissionRefused, scenes_of, submit_predictions
@@ -42,6 +40,8 @@ from inference.baselines import (
     load_baseline,
 )
 from inference.models import ModelRun
+from jobs import services as jobs
+from jobs.models import ACTIVE
 
 logger = logging.getLogger(__name__)
 
@@ -152,18 +152,14 @@ def start_run(
         stage="waiting for a worker",
     )
     if enqueue:
-        from inference.tasks import run_model
-
-        transaction.on_commit(lambda: run_model.apply_async((run.pk,), queue=GPU_QUEUE))
+        jobs.enqueue("inference.run_model", run.pk, queue=GPU_QUEUE)
     return run
 
 
 def run_limit_problem(user) -> str | None:
     """Why `user` may not start another run now (None when they may)."""
     limit = settings.MODEL_RUNS_PER_PERSON
-    active = ModelRun.objects.filter(
-        created_by=user, status__in=(ModelRun.Status.QUEUED, ModelRun.Status.RUNNING)
-    ).count()
+    active = ModelRun.objects.filter(created_by=user, status__in=ACTIVE).count()
     if limit <= 0 or active < limit:
         return None
     return _(
@@ -204,35 +200,17 @@ def cancel_run(run: ModelRun) -> ModelRun:
     return run
 
 
-def heartbeat_key(run_id: int) -> str:
-    return f"yardstick:model-run-heartbeat:{run_id}"
-
-
-def fail_lost_runs() -> list[int]:
-    """Declare failed the running runs whose worker stopped beating for JOB_LOST_AFTER_S; their ids."""
-    lost = []
-    now = time.time()
-    for run in ModelRun.objects.filter(status=ModelRun.Status.RUNNING):
-        beats = [cache.get(heartbeat_key(run.pk))]
-        beats += [moment.timestamp() for moment in (run.heartbeat_at, run.started_at) if moment]
-        last = max((beat for beat in beats if beat is not None), default=None)
-        if last is None or last < now - settings.JOB_LOST_AFTER_S:
-            seconds = int(now - last) if last is not None else int(settings.JOB_LOST_AFTER_S)
-            with transaction.atomic():
-                locked = ModelRun.objects.select_for_update().get(pk=run.pk)
-                if locked.status != ModelRun.Status.RUNNING:
-                    continue
-                finish(
-                    locked,
-                    ModelRun.Status.FAILED,
-                    error=(
-                        f"the worker running this model stopped (no sign of life for {seconds} s) after "
-                        f"{locked.done} of {locked.total} units; no submission was made: start the run again"
-                    ),
-                    stage="worker lost",
-                )
-            lost.append(run.pk)
-    return lost
+def run_lost(run: ModelRun, seconds: int) -> None:
+    """End a run whose worker stopped beating (the reaper's handler): nothing was submitted."""
+    finish(
+        run,
+        ModelRun.Status.FAILED,
+        error=(
+            f"the worker running this model stopped (no sign of life for {seconds} s) after "
+            f"{run.done} of {run.total} units; no submission was made: start the run again"
+        ),
+        stage="worker lost",
+    )
 
 
 def finish(run: ModelRun, status: str, *, error: str = "", stage: str = "") -> None:
@@ -285,15 +263,9 @@ def execute_run(run: ModelRun, *, progress: Callable[[ModelRun], None] | None = 
 
     A run another worker took, or one cancelled while queued, is left as it is.
     """
-    with transaction.atomic():
-        run = ModelRun.objects.select_for_update().get(pk=run.pk)
-        if run.status != ModelRun.Status.QUEUED:
-            return run
-        run.status = ModelRun.Status.RUNNING
-        run.started_at = run.heartbeat_at = timezone.now()
-        run.stage = "loading the model and the units"
-        run.save(update_fields=["status", "started_at", "heartbeat_at", "stage"])
-    with beating(heartbeat_key(run.pk), name=f"model-run-{run.pk}-heartbeat"):
+    if not jobs.take(run, heartbeat_at=timezone.now(), stage="loading the model and the units"):
+        return run
+    with jobs.beating(run):
         try:
             answer_and_submit(run, progress)
         except RunCancelled:
@@ -373,7 +345,7 @@ def answer_and_submit(run: ModelRun, progress: Callable[[ModelRun], None] | None
     )
     run.submission = submission
     run.save(update_fields=["submission"])
-    finish(run, ModelRun.Status.FINISHED, stage=f"{run.done} units answered and scored")
+    finish(run, ModelRun.Status.SUCCEEDED, stage=f"{run.done} units answered and scored")
 
 
 def check_scorable(run: ModelRun, units: list[Unit]) -> None:

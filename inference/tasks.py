@@ -1,10 +1,9 @@
 """Celery tasks of the inference app: model runs, on the `gpu` queue."""
 
 from celery import shared_task
-from celery.signals import worker_ready
 
 from inference.models import ModelRun
-from inference.services import execute_run, fail_lost_runs
+from inference.services import execute_run
 
 
 @shared_task(name="inference.run_model")
@@ -14,9 +13,3 @@ def run_model(run_id: int) -> str:
     if run is None:
         return "gone"
     return execute_run(run).status
-
-
-@worker_ready.connect
-def fail_runs_of_dead_workers(**kwargs) -> None:
-    """A worker starting after a crash declares the runs it (or another dead one) left running."""
-    fail_lost_runs()

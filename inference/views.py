@@ -8,7 +8,6 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404, JsonResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_noop
 from django.views.decorators.http import require_POST
 
 from accounts.inputs import InputRefused, object_id
@@ -17,15 +16,6 @@ from inference import selectors, services
 from inference.forms import RunForm
 from inference.models import ModelRun
 from inference.serializers import ModelRunSerializer
-
-#: ModelRun.Status's labels, for the catalogue: the pages show `get_status_display` translated.
-STATUS_WORDS = (
-    gettext_noop("Queued"),
-    gettext_noop("Running"),
-    gettext_noop("Finished"),
-    gettext_noop("Failed"),
-    gettext_noop("Cancelled"),
-)
 
 
 def visible_run(request, pk: int) -> ModelRun:
@@ -41,7 +31,6 @@ def visible_run(request, pk: int) -> ModelRun:
 def run_list(request):
     if not request.user.has_perm("inference.view_modelrun"):
         raise PermissionDenied
-    services.fail_lost_runs()  # a run whose worker died is shown failed, not running for ever
     runs = selectors.runs_for(request.user)[:200]
     return render(request, "inference/run_list.html", {"runs": runs})
 
@@ -95,7 +84,6 @@ def run_new(request):
 
 @login_required
 def run_detail(request, pk: int):
-    services.fail_lost_runs()
     run = visible_run(request, pk)
     if request.headers.get("Accept") == "application/json" or request.GET.get("format") == "json":
         return JsonResponse(ModelRunSerializer(run).data)

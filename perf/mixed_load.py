@@ -201,14 +201,14 @@ def importer_loop(client, data: bytes, record: Record, stop: threading.Event) ->
                 continue
             job = json.loads(content)["id"]
             outcome = "running"
-            while outcome in ("pending", "running"):
+            while outcome in ("queued", "running"):
                 stop.wait(2)
                 status, _, content = timed(
                     client, record, "follow import (API)", 200, "GET", f"/api/v1/imports/{job}/"
                 )
                 if status == 200:
                     outcome = json.loads(content)["status"]
-                if stop.is_set() and outcome in ("pending", "running") and time.monotonic() - started > 600:
+                if stop.is_set() and outcome in ("queued", "running") and time.monotonic() - started > 600:
                     break
             with record.lock:
                 record.imports.append(

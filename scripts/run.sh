@@ -59,7 +59,8 @@ trap 'exit 143' TERM
 trap 'exit 129' HUP
 
 set -m # background jobs get process groups of their own (their pid is the group id)
-.venv/bin/celery -A yardstick worker --loglevel=INFO --concurrency=2 </dev/null >"$VAR_DIR/worker.log" 2>&1 &
+# -B: the worker also sends the beat schedule (the reaper of lost jobs), as one machine needs.
+.venv/bin/celery -A yardstick worker -B --loglevel=INFO --concurrency=2 </dev/null >"$VAR_DIR/worker.log" 2>&1 &
 worker=$!
 if [ "$MODE" = "--dev" ]; then
   $PY manage.py runserver "127.0.0.1:$PORT" </dev/null &

@@ -1,9 +1,11 @@
 """The rules the code's shape keeps, read from the source itself.
 
 Layers only call downward: pure core (specs, records, metrics' shared parts, statistics) <
-accounts < benchmarks (catalog) < evaluation < humantest, annotation, inference (siblings, apart)
+accounts, jobs (the job mechanism: status, heartbeat, reaper, queueing by name) < benchmarks (catalog) < evaluation < humantest, annotation, inference (siblings, apart)
 < validation (on the annotation queue) < plugins (one folder per benchmark, found through the
-registry) < yardstick (project). Pure modules import no Django, DRF or Celery; in a benchmark's
+registry) < yardstick (project). A Celery tasks module is imported by nothing it imports (work
+is queued by the task's name, jobs.services.enqueue), so no module and its tasks import each
+other. Pure modules import no Django, DRF or Celery; in a benchmark's
 folder every module is pure but the pieces it plugs into the apps (trial, check, authoring,
 management commands). No app imports a benchmark's folder, pure or not.
 And one place per benchmark: a benchmark's name is written only in its own folder, never in
@@ -24,6 +26,7 @@ from benchmarks import registry
 ROOT = Path(__file__).resolve().parents[1]
 APPS = (
     "accounts",
+    "jobs",
     "benchmarks",
     "evaluation",
     "humantest",
@@ -35,6 +38,7 @@ APPS = (
 )
 RANKS = {
     "accounts": 1,
+    "jobs": 1,
     "benchmarks": 2,
     "evaluation": 3,
     "humantest": 4,
@@ -111,6 +115,19 @@ def layer_violations(sources: dict[str, str]) -> list[str]:
                     problems.append(f"{module} ({app}) imports {imported}, a higher layer ({top})")
                 elif RANKS[top] == RANKS[app]:
                     problems.append(f"{module} ({app}) imports {imported}, from a sibling app ({top})")
+    return problems
+
+
+def task_loops(sources: dict[str, str]) -> list[str]:
+    """Modules that import a tasks module which imports them back (directly or through its
+    lazy imports): the loop that queueing by name removes."""
+    known = set(project_sources()) | set(sources)
+    imports = {module: imports_of(source, known) for module, source in sources.items()}
+    problems = []
+    for tasks in sorted(module for module in sources if module.endswith(".tasks")):
+        for imported in sorted(imports[tasks]):
+            if tasks in imports.get(imported, ()):
+                problems.append(f"{imported} imports {tasks}, which imports it back")
     return problems
 
 
@@ -207,6 +224,22 @@ def test_the_layer_check_catches_each_kind_of_break():
         "evaluation.reads_a_folder (evaluation) imports plugins.cric.metric, a benchmark's folder (plugins)",
         "humantest.fake (humantest) imports annotation.models, from a sibling app (annotation)",
         "plugins.trance.fake is pure but imports benchmarks.models, which is not",
+    ]
+
+
+def test_no_module_and_its_celery_tasks_import_each_other():
+    problems = task_loops(project_sources())
+    assert not problems, "\n".join(problems)
+
+
+def test_the_loop_check_catches_a_service_importing_its_tasks():
+    planted = {
+        "evaluation.fake_tasks_user": "def later():\n    from evaluation.fake.tasks import go\n",
+        "evaluation.fake.tasks": "from evaluation.fake_tasks_user import work\n",
+        "evaluation.fine.tasks": "from evaluation.services import run_scoring_job\n",
+    }
+    assert task_loops(planted) == [
+        "evaluation.fake_tasks_user imports evaluation.fake.tasks, which imports it back"
     ]
 
 

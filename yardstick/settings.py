@@ -123,6 +123,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "axes",
     "accounts",
+    "jobs",
     "yardstick",
     "benchmarks",
     "annotation",
@@ -311,6 +312,12 @@ CELERY_TASK_IGNORE_RESULT = True
 # embedded worker of `make run` consumes every queue and runs them on the CPU.
 CELERY_TASK_QUEUES = [Queue("celery"), Queue("imports"), Queue("gpu")]
 CELERY_TASK_ROUTES = {"benchmarks.run_import": {"queue": "imports"}, "inference.run_model": {"queue": "gpu"}}
+# The reaper of jobs whose worker died (jobs.services.declare_lost_jobs) runs when a worker starts
+# and on this schedule, sent by Celery beat: `make run`'s worker embeds it (-B); a deployment runs
+# one `celery -A yardstick beat` (docs/admin.md). Pages never reap: they only read.
+JOB_REAP_EVERY_S = float(os.environ.get("YARDSTICK_JOB_REAP_EVERY_S", "30"))
+CELERY_BEAT_SCHEDULE = {"declare-lost-jobs": {"task": "jobs.declare_lost", "schedule": JOB_REAP_EVERY_S}}
+CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 # Processes that read and decode images for a learned baseline's batches (0: the run's own process).
 INFERENCE_LOADER_WORKERS = int(os.environ.get("YARDSTICK_INFERENCE_LOADER_WORKERS", "0"))
 # The most model runs one person may have queued or running at once (0: no limit), and the most
@@ -319,8 +326,9 @@ MODEL_RUNS_PER_PERSON = int(os.environ.get("YARDSTICK_MODEL_RUNS_PER_PERSON", "4
 JOBS_PER_PERSON = int(os.environ.get("YARDSTICK_JOBS_PER_PERSON", "4"))
 # Where checkpoints people can choose on the run form live (files named *.pt), besides the shipped ones.
 CHECKPOINT_DIR = Path(os.environ.get("YARDSTICK_CHECKPOINT_DIR", str(VAR_DIR / "checkpoints")))
-# A running import's worker beats every JOB_HEARTBEAT_S; a job without a beat for JOB_LOST_AFTER_S
-# is declared failed (its worker was killed), when its page or the API is read, or a worker starts.
+# A running job's worker beats every JOB_HEARTBEAT_S; a job without a beat for JOB_LOST_AFTER_S
+# is declared failed (its worker was killed) by the reaper, at a worker's start and every
+# JOB_REAP_EVERY_S.
 JOB_HEARTBEAT_S = float(os.environ.get("YARDSTICK_JOB_HEARTBEAT_S", "10"))
 JOB_LOST_AFTER_S = float(os.environ.get("YARDSTICK_JOB_LOST_AFTER_S", "120"))
 # A prediction file uploaded on the report page to a dataset of more scoring units than this is

@@ -1,4 +1,6 @@
-// Follows an import job on its page: polls the API until the worker has finished.
+// Follows an import job on its page until the worker has finished.
+import {ACTIVE, STATUS_WORDS, poll} from "../js/poll.js";
+
 const card = document.getElementById("job");
 const statusLabel = document.getElementById("job-status");
 const stage = document.getElementById("job-stage");
@@ -9,15 +11,8 @@ const errorList = document.getElementById("job-errors");
 const meter = document.getElementById("job-meter");
 const nothingLoaded = document.getElementById("job-nothing");
 
-const LABELS = {
-  pending: gettext("Waiting for a worker"),
-  running: gettext("Running"),
-  succeeded: gettext("Succeeded"),
-  failed: gettext("Failed"),
-};
-
 function render(job) {
-  statusLabel.textContent = LABELS[job.status] || job.status;
+  statusLabel.textContent = STATUS_WORDS[job.status] || job.status;
   statusLabel.dataset.status = job.status;
   stage.textContent = job.progress.stage || "";
   bar.value = job.progress.percent;
@@ -36,14 +31,7 @@ function render(job) {
     entry.textContent = text;
     return entry;
   }));
+  return ACTIVE.has(job.status);
 }
 
-async function poll() {
-  const response = await fetch(card.dataset.url, {headers: {Accept: "application/json"}, credentials: "same-origin"});
-  if (!response.ok) return;
-  const job = await response.json();
-  render(job);
-  if (job.status === "pending" || job.status === "running") setTimeout(poll, 700);
-}
-
-if (statusLabel.dataset.status === "pending" || statusLabel.dataset.status === "running") poll();
+if (ACTIVE.has(statusLabel.dataset.status)) poll(card.dataset.url, {every: 700, first: 0, json: true, onAnswer: render});

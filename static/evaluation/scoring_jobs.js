@@ -1,30 +1,17 @@
 // Uploads being scored by a worker: fetch the report's list of them every second and a half, put
 // it in place, and reload the page once none is waiting or running (the new rows are then in it).
-const DELAY_MS = 1500;
+import {part, poll} from "../js/poll.js";
 
-async function follow(section) {
-  const url = section.dataset.url;
-  for (;;) {
-    await new Promise((resolve) => setTimeout(resolve, DELAY_MS));
-    let response;
-    try {
-      response = await fetch(url, {credentials: "same-origin"});
-    } catch {
-      continue; // the server restarting: try again
-    }
-    if (!response.ok) return;
-    const holder = document.createElement("div");
-    holder.innerHTML = await response.text();
-    const fresh = holder.querySelector("#scoring-jobs");
-    if (!fresh) return;
-    section.replaceWith(fresh);
-    section = fresh;
-    if (fresh.dataset.running !== "1") {
-      window.location.reload();
-      return;
-    }
-  }
+let section = document.getElementById("scoring-jobs");
+
+function update(html) {
+  const fresh = part(html, "scoring-jobs");
+  if (!fresh) return false;
+  section.replaceWith(fresh);
+  section = fresh;
+  if (fresh.dataset.running === "1") return true;
+  window.location.reload();
+  return false;
 }
 
-const section = document.getElementById("scoring-jobs");
-if (section && section.dataset.running === "1") follow(section);
+if (section && section.dataset.running === "1") poll(section.dataset.url, {every: 1500, onAnswer: update});

@@ -26,7 +26,7 @@ def test_the_model_row_and_the_human_row_are_compared_on_the_items_both_answered
         for tester in testers:
             answer_all(plan, tester)
     run = execute_run(start_run(dataset=trance_dataset, baseline="trancenet", setting="event", enqueue=False))
-    assert run.status == "finished", run.error
+    assert run.status == "succeeded", run.error
 
     # The table of every pair is a worker's job: held back here, run below while the page waits.
     queued = []

@@ -27,7 +27,7 @@ def test_a_researcher_starts_a_model_run_follows_it_and_opens_the_report(page, s
     for_docs(screenshot("model-run-form"))
     page.click("main form button[type=submit]")
 
-    expect(page.locator("#run-status")).to_have_text("Finished", timeout=60000)
+    expect(page.locator("#run-status")).to_have_text("Succeeded", timeout=60000)
     expect(page.locator("#run-count")).to_have_text("12 / 12")
     expect(page.locator("#run-parameters")).to_contain_text("trancenet-basic.pt")
     # The checkpoint's training record reads "name: value", not a Python dict; the worker's start

@@ -145,7 +145,7 @@ def tour(site) -> list[Stop]:
     # A second model answering the Event setting: two rows to compare unit by unit.
     assert (
         execute_run(start_run(dataset=trance, baseline="trancenet", setting="event", enqueue=False)).status
-        == "finished"
+        == "succeeded"
     )
     rows = ("TranceNet", "Random")
     # The plan participants arrived at by its Prolific link (with hostile ids: the crawl's site).

@@ -11,7 +11,8 @@ from playwright.sync_api import expect
 
 from evaluation import tasks
 from evaluation.models import ScoringJob
-from evaluation.services import WRITING, scoring_heartbeat_key, scoring_progress_key
+from evaluation.services import WRITING
+from jobs.models import heartbeat_key, progress_key
 from tests.e2e.conftest import for_docs, log_in
 from tests.factories import PASSWORD, make_user
 
@@ -33,7 +34,7 @@ def test_the_report_follows_a_worker_scoring_an_upload_until_its_row_appears(
     upload = tmp_path / "answers.json"
     upload.write_text(json.dumps(answers))
     queued = []  # the worker's job, held back and run below while the page waits
-    monkeypatch.setattr(tasks.score_upload, "delay", lambda *args: queued.append(args))
+    monkeypatch.setattr(tasks.score_upload, "apply_async", lambda args, **options: queued.append(args))
 
     log_in(page, "rita", PASSWORD)
     page.goto(f"/datasets/{trance_dataset.pk}/report/")
@@ -48,14 +49,14 @@ def test_the_report_follows_a_worker_scoring_an_upload_until_its_row_appears(
     # The worker takes the job and is writing rows: the page shows it without being reloaded.
     job = ScoringJob.objects.get()
     ScoringJob.objects.filter(pk=job.pk).update(status=ScoringJob.Status.RUNNING, started_at=timezone.now())
-    cache.set(scoring_progress_key(job.pk), {"stage": WRITING, "done": 6, "total": 12})
-    cache.set(scoring_heartbeat_key(job.pk), time.time())
+    cache.set(progress_key("scoring", job.pk), {"stage": WRITING, "done": 6, "total": 12})
+    cache.set(heartbeat_key("scoring", job.pk), time.time())
     expect(page.locator("#scoring-jobs progress")).to_have_attribute("value", "50", timeout=10_000)
     expect(page.locator("#scoring-jobs")).to_contain_text("writing per-unit scores")
     page.locator("#scoring-jobs").scroll_into_view_if_needed()
     for_docs(screenshot("report-scoring-job"))
 
-    ScoringJob.objects.filter(pk=job.pk).update(status=ScoringJob.Status.PENDING)
+    ScoringJob.objects.filter(pk=job.pk).update(status=ScoringJob.Status.QUEUED)
     tasks.score_upload(*queued[0])
     # The page reloads by itself once nothing is left to score, with the new row in the table.
     expect(page.locator("#report tbody")).to_contain_text("Large model", timeout=15_000)

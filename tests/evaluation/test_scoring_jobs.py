@@ -5,6 +5,7 @@ is named on the report and nothing of it is kept."""
 from __future__ import annotations
 
 import time
+from datetime import timedelta
 
 import orjson
 import pytest
@@ -16,13 +17,12 @@ from evaluation.models import Prediction, ScoringJob, Submission
 from evaluation.selectors import report_table, scored_submissions
 from evaluation.services import (
     READING_UNITS,
-    fail_lost_scoring_jobs,
     run_scoring_job,
-    scoring_heartbeat_key,
-    scoring_progress_key,
     start_scoring_job,
     submit_predictions,
 )
+from jobs.models import heartbeat_key, progress_key
+from jobs.services import declare_lost_jobs
 from tests.evaluation.test_submissions import perfect_answers, trance_dataset
 from tests.factories import make_user
 
@@ -57,7 +57,7 @@ def test_a_large_upload_is_scored_by_a_worker_and_then_reported_as_in_the_reques
         response = upload(client, dataset, perfect_answers(samples[:2]))
     assert response.status_code == 302
     job = ScoringJob.objects.get()
-    assert job.status == ScoringJob.Status.PENDING and job.upload and job.name == "big model"
+    assert job.status == ScoringJob.Status.QUEUED and job.upload and job.name == "big model"
     assert job.submission.scored_at is None and not scored_submissions(dataset)
     page = client.get(reverse("evaluation:report", args=[dataset.pk])).content.decode()
     assert "is being scored by a worker" in page and 'id="scoring-jobs"' in page
@@ -71,8 +71,8 @@ def test_a_large_upload_is_scored_by_a_worker_and_then_reported_as_in_the_reques
     for callback in queued:
         callback()  # the worker (Celery runs tasks in-process in the tests)
     job.refresh_from_db()
-    assert job.status == ScoringJob.Status.DONE and not job.upload and job.finished_at
-    assert not cache.get(scoring_progress_key(job.pk))
+    assert job.status == ScoringJob.Status.SUCCEEDED and not job.upload and job.finished_at
+    assert not cache.get(progress_key("scoring", job.pk))
     worker_row = report_table(dataset).rows[0]
     in_request = submit_predictions(
         dataset=dataset, name="small model", data=perfect_answers(samples[:2]), setting="event"
@@ -126,15 +126,21 @@ def test_the_page_follows_the_worker_and_a_dead_worker_is_declared(client, worke
     dataset, samples = trance_dataset()
     client.force_login(make_user("rita", "researcher"))
     job = start_scoring_job(dataset=dataset, name="slow", data=perfect_answers(samples), setting="event")
-    ScoringJob.objects.filter(pk=job.pk).update(status=ScoringJob.Status.RUNNING, started_at=job.created_at)
-    cache.set(scoring_progress_key(job.pk), {"stage": READING_UNITS, "done": 1, "total": 4})
-    cache.set(scoring_heartbeat_key(job.pk), time.time())
+    taken = job.created_at - timedelta(seconds=settings.JOB_LOST_AFTER_S + 60)
+    ScoringJob.objects.filter(pk=job.pk).update(status=ScoringJob.Status.RUNNING, started_at=taken)
+    cache.set(progress_key("scoring", job.pk), {"stage": READING_UNITS, "done": 1, "total": 4})
+    cache.set(heartbeat_key("scoring", job.pk), time.time())
     fragment = client.get(reverse("evaluation:report-scoring", args=[dataset.pk])).content.decode()
     assert 'data-running="1"' in fragment and "reading the dataset" in fragment
     assert '<progress max="100" value="25">' in fragment and "1 / 4" in fragment
 
-    cache.set(scoring_heartbeat_key(job.pk), time.time() - settings.JOB_LOST_AFTER_S - 5)
-    assert fail_lost_scoring_jobs() == [job.pk]
+    # The page only reads; the worker's reaper declares the job once its beats stopped.
+    assert (
+        'data-running="1"'
+        in client.get(reverse("evaluation:report-scoring", args=[dataset.pk])).content.decode()
+    )
+    cache.set(heartbeat_key("scoring", job.pk), time.time() - settings.JOB_LOST_AFTER_S - 5)
+    assert declare_lost_jobs() == {"scoring": [job.pk]}
     job.refresh_from_db()
     assert job.status == ScoringJob.Status.FAILED and "stopped" in job.errors[0] and not job.upload
     assert not Submission.objects.exists()

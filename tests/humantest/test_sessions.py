@@ -486,7 +486,7 @@ def test_the_pooled_row_is_rescored_once_per_waiting_period_not_after_every_answ
 ):
     from django.core.cache import cache
 
-    from humantest.tasks import pooled_key
+    from humantest.rescoring import pooled_key
 
     tester = make_user("alice", "tester")
     plan = make_plan(trance_dataset, tester, items_per_tester=2)

@@ -26,7 +26,7 @@ def test_a_researcher_starts_a_run_from_the_form_and_its_row_reaches_the_report(
     run = ModelRun.objects.get()
     assert response.status_code == 302 and response["Location"] == f"/models/{run.pk}/"
     page = client.get(f"/models/{run.pk}/").content.decode()
-    assert "Finished" in page and "8 / 8" in page and "Open the report" in page and run.code_version in page
+    assert "Succeeded" in page and "8 / 8" in page and "Open the report" in page and run.code_version in page
     report = client.get(f"/datasets/{dots.pk}/report/").content.decode()
     assert (
         "Blob counter" in report
@@ -103,7 +103,7 @@ def test_the_api_starts_lists_and_cancels_runs_and_refuses_bad_choices(
     assert response.status_code == 201, response.json()
     run_id = response.json()["id"]
     run = api.get(f"/api/v1/model-runs/{run_id}/").json()
-    assert run["status"] == "finished" and run["summary"]["overall"]["n"] == 8
+    assert run["status"] == "succeeded" and run["summary"]["overall"]["n"] == 8
     assert [row["id"] for row in api.get(f"/api/v1/model-runs/?dataset={dots.pk}").json()["results"]] == [
         run_id
     ]

@@ -11,7 +11,8 @@ from django.utils import timezone
 from benchmarks.services import import_dataset
 from evaluation.models import Submission
 from inference.models import ModelRun
-from inference.services import RunRefused, cancel_run, execute_run, fail_lost_runs, start_run
+from inference.services import RunRefused, cancel_run, execute_run, start_run
+from jobs.services import declare_lost_jobs
 from tests.factories import make_user
 from tests.inference.conftest import COUNTS, write_dot_files
 
@@ -23,7 +24,7 @@ def test_a_run_answers_every_unit_in_batches_and_becomes_a_scored_model_row(dots
     run = start_run(dataset=dots, baseline="blobs", batch_size=3, user=user, enqueue=False)
     seen = []
     run = execute_run(run, progress=lambda current: seen.append((current.done, current.total)))
-    assert run.status == "finished" and run.error == ""
+    assert run.status == "succeeded" and run.error == ""
     assert seen[:3] == [(3, 8), (6, 8), (8, 8)]
     submission = run.submission
     assert (submission.name, submission.producer, submission.origin) == ("Blob counter", "model", "model_run")
@@ -82,7 +83,7 @@ def test_a_queued_run_is_taken_by_the_gpu_queue_worker(dots, django_capture_on_c
     with django_capture_on_commit_callbacks(execute=True):
         run = start_run(dataset=dots, baseline="blobs")
     run.refresh_from_db()
-    assert run.status == "finished" and run.submission.summary["overall"]["Acc"] == 1.0
+    assert run.status == "succeeded" and run.submission.summary["overall"]["Acc"] == 1.0
 
 
 def test_a_running_run_without_a_sign_of_life_is_declared_failed(dots, settings):
@@ -96,7 +97,7 @@ def test_a_running_run_without_a_sign_of_life_is_declared_failed(dots, settings)
     ModelRun.objects.filter(pk=alive.pk).update(
         status="running", started_at=long_ago, heartbeat_at=timezone.now()
     )
-    assert fail_lost_runs() == [lost.pk]
+    assert declare_lost_jobs() == {"model-run": [lost.pk]}
     lost.refresh_from_db()
     assert (
         lost.status == "failed" and "stopped (no sign of life" in lost.error and "after 2 of 8" in lost.error
@@ -141,12 +142,12 @@ def test_a_baseline_of_another_benchmark_is_refused(dots, trance_dataset):
 def test_the_command_runs_with_a_progress_bar_and_prints_the_scores(dots):
     out, err = io.StringIO(), io.StringIO()
     call_command("run_baseline", "blobs", str(dots.pk), "--batch-size", "4", stdout=out, stderr=err)
-    assert "finished, 8/8 units" in out.getvalue()
+    assert "succeeded, 8/8 units" in out.getvalue()
     assert "8/8" in err.getvalue()  # the bar's last state
     out = io.StringIO()
     call_command("run_baseline", "guess", "dots", "--seed", "1", "--json", stdout=out)
     result = json.loads(out.getvalue())
-    assert result["status"] == "finished" and result["answered"] == len(COUNTS)
+    assert result["status"] == "succeeded" and result["answered"] == len(COUNTS)
     with pytest.raises(CommandError, match="has no baseline 'nope'"):
         call_command("run_baseline", "nope", "dots")
     with pytest.raises(CommandError, match="no dataset with id or name 'nothing'"):

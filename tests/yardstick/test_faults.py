@@ -23,7 +23,8 @@ import pytest
 from django.core.cache import cache
 
 from benchmarks.models import ImportJob
-from benchmarks.services import fail_lost_jobs, heartbeat, job_heartbeat_key
+from jobs.models import heartbeat_key
+from jobs.services import beating, declare_lost_jobs
 from tests.factories import make_user
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -54,23 +55,41 @@ def test_a_running_job_without_heartbeat_is_declared_failed_and_one_with_beats_i
     ImportJob.objects.create(
         benchmark="cric", name="fresh", created_by=user, status="running", started_at=timezone.now()
     )
-    cache.set(job_heartbeat_key(alive.pk), time.time())
+    cache.set(heartbeat_key("import", alive.pk), time.time())
     client.force_login(user)
+    # Pages only read: the job's page shows it running until the worker's reaper has run.
     page = client.get(f"/datasets/import/{lost.pk}/").content.decode()
-    assert "the worker running this import stopped" in page
+    assert 'data-status="running"' in page and "stopped" not in page
+    assert client.get(f"/api/v1/imports/{lost.pk}/").json()["status"] == "running"
+    assert declare_lost_jobs() == {"import": [lost.pk]}
+    page = client.get(f"/datasets/import/{lost.pk}/").content.decode()
+    assert "the worker running this import stopped (no sign of life for 30" in page  # 5 minutes
     states = dict(ImportJob.objects.values_list("name", "status"))
     assert states == {"lost": "failed", "alive": "running", "fresh": "running"}
-    assert fail_lost_jobs() == []
+    assert declare_lost_jobs() == {}
+
+
+def test_the_reaper_is_on_the_workers_beat_schedule(settings):
+    from celery import current_app
+
+    from jobs.services import _tasks
+
+    entry = settings.CELERY_BEAT_SCHEDULE["declare-lost-jobs"]
+    assert entry["task"] in _tasks() and entry["schedule"] == settings.JOB_REAP_EVERY_S
+    assert current_app.conf.beat_schedule["declare-lost-jobs"]["task"] == "jobs.declare_lost"
+    # make run's worker sends the schedule itself (-B): one machine needs no separate beat.
+    assert " worker -B " in (ROOT / "scripts" / "run.sh").read_text()
 
 
 @pytest.mark.django_db
 def test_the_heartbeat_beats_while_the_job_runs_and_stops_after(settings):
     settings.JOB_HEARTBEAT_S = 0.05
-    with heartbeat(41):
-        first = cache.get(job_heartbeat_key(41))
+    job = ImportJob(pk=41)
+    with beating(job):
+        first = cache.get(heartbeat_key("import", 41))
         time.sleep(0.2)
-        assert cache.get(job_heartbeat_key(41)) > first
-    assert cache.get(job_heartbeat_key(41)) is None
+        assert cache.get(heartbeat_key("import", 41)) > first
+    assert cache.get(heartbeat_key("import", 41)) is None
 
 
 # --- a real worker on a real Redis broker, killed mid-import --------------------------------------
@@ -94,9 +113,9 @@ def manage(env: dict, *args: str) -> str:
     return result.stdout.strip().splitlines()[-1] if result.stdout.strip() else ""
 
 
-def start_worker(env: dict) -> subprocess.Popen:
+def start_worker(env: dict, *options: str) -> subprocess.Popen:
     return subprocess.Popen(
-        [str(CELERY), "-A", "yardstick", "worker", "--pool=solo", "--loglevel=INFO"],
+        [str(CELERY), "-A", "yardstick", "worker", "--pool=solo", "--loglevel=INFO", *options],
         cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,

@@ -53,7 +53,7 @@ def test_uploaded_files_are_never_served_and_are_removed_when_the_job_ends(
 ):
     api = researcher_api()
     # While the job waits for a worker, its file sits outside the media folder.
-    monkeypatch.setattr("benchmarks.tasks.run_import.delay", lambda job_id: None)
+    monkeypatch.setattr("benchmarks.tasks.run_import.apply_async", lambda args, **options: None)
     response = upload_import(api)
     assert response.status_code == 201, response.content
     job = ImportJob.objects.get(pk=response.json()["id"])

@@ -1,6 +1,8 @@
 // The Participants page keeps its progress counts current: every 15 seconds it reads them again
 // from the API (the same figures as the page) and writes them into the page, while it is shown.
 // Its words ("no cap", "min") come from the JavaScript catalogue (gettext, interpolate: /jsi18n/).
+import { poll } from "../js/poll.js";
+
 const progress = document.getElementById("progress");
 const source = progress?.dataset.source;
 const fields = {
@@ -14,16 +16,8 @@ const fields = {
   returned: "count-returned",
 };
 
-async function refresh() {
-  if (document.hidden) return;
-  let data;
-  try {
-    const response = await fetch(source, { credentials: "same-origin", headers: { Accept: "application/json" } });
-    if (!response.ok) return;
-    data = (await response.json()).progress;
-  } catch {
-    return; // offline for a moment: the next tick tries again
-  }
+function refresh(answer) {
+  const data = answer.progress;
   for (const [key, id] of Object.entries(fields)) {
     const cell = document.getElementById(id);
     if (cell && key in data) cell.textContent = String(data[key]);
@@ -36,6 +30,7 @@ async function refresh() {
       data.median_minutes === null ? "–" : interpolate(gettext("%(minutes)s min"), { minutes: data.median_minutes }, true);
   }
   progress.dataset.refreshed = new Date().toISOString();
+  return true;
 }
 
-if (source) setInterval(refresh, 15000);
+if (source) poll(source, { every: 15000, json: true, whileHidden: false, onAnswer: refresh });

@@ -9,7 +9,7 @@ from tqdm import tqdm
 
 from benchmarks.selectors import DatasetNotFound, find_dataset
 from inference.models import ModelRun
-from inference.services import RunRefused, execute_run, fail_lost_runs, start_run
+from inference.services import RunRefused, execute_run, start_run
 
 
 class Command(BaseCommand):
@@ -68,14 +68,13 @@ class Command(BaseCommand):
                 bar.close()
         run.refresh_from_db()
         self.report(run, options["json"])
-        if run.status != ModelRun.Status.FINISHED:
+        if run.status != ModelRun.Status.SUCCEEDED:
             raise CommandError(f"run {run.pk} {run.status}: {run.error or run.stage}")
 
     def follow(self, run: ModelRun, show) -> ModelRun:
         """Poll a queued run until it ends (Ctrl-C stops following; the run goes on)."""
         try:
             while True:
-                fail_lost_runs()
                 run.refresh_from_db()
                 show(run)
                 if run.finished:

@@ -24,7 +24,7 @@ def test_trancenet_answers_on_the_cpu_and_scores_as_manage_py_score_does(
     )  # fmt: skip
     result = json.loads(out.getvalue())
     assert (result["status"], result["answered"], result["units"], result["device"]) == (
-        "finished",
+        "succeeded",
         12,
         12,
         "cpu",
@@ -57,7 +57,7 @@ def test_the_same_seed_repeats_the_random_baseline_and_the_model_is_deterministi
         run = execute_run(
             start_run(dataset=trance_dataset, baseline=baseline, setting="event", seed=seed, enqueue=False)
         )
-        assert run.status == "finished", run.error
+        assert run.status == "succeeded", run.error
         return run.predictions.read()
 
     assert answers("random", 5) == answers("random", 5) != answers("random", 6)
