@@ -84,12 +84,12 @@ TRICKY = [
 def test_a_list_of_objects_is_cut_only_where_an_element_ends(monkeypatch, indent, chunk):
     from benchmarks import records
 
-    monkeypatch.setattr(records, "STREAM_CHUNK", chunk)
+    monkeypatch.setattr(records.streaming, "STREAM_CHUNK", chunk)
     document = orjson.dumps(TRICKY, option=orjson.OPT_INDENT_2 if indent else 0)
     read = [value for _, value in records.stream_json_list(io.BytesIO(document), source="s", what="w")]
     assert read == orjson.loads(document)
     # A first key that changes (record c) is still found once the keyed search gives up.
-    monkeypatch.setattr(records, "KEYED_SPLIT_LIMIT", 8)
+    monkeypatch.setattr(records.streaming, "KEYED_SPLIT_LIMIT", 8)
     read = [value for _, value in records.stream_json_list(io.BytesIO(document), source="s", what="w")]
     assert read == orjson.loads(document)
 
