@@ -13,14 +13,14 @@ PG_URL = $(shell scripts/test-postgres.sh url)
 run: $(VENV)/.run-installed node_modules/.installed system-run
 	mkdir -p var
 	$(PY) manage.py migrate --no-input -v0
-	$(PY) manage.py load_samples
+	$(PY) manage.py load_demo
 	scripts/run.sh
 
 # The same for changing the code: DEBUG on (Django's debug pages), a server that reloads on every change.
 dev: $(VENV)/.run-installed node_modules/.installed system-run
 	mkdir -p var
 	$(PY) manage.py migrate --no-input -v0
-	$(PY) manage.py load_samples
+	$(PY) manage.py load_demo
 	scripts/run.sh --dev
 
 test: $(VENV)/.test-installed node_modules/.installed system-test lint

@@ -1,4 +1,4 @@
-"""Demo work for `load_samples`: an annotation project on a demo dataset, some of it already done.
+"""Demo work for `load_demo`: an annotation project on a demo dataset, some of it already done.
 
 The demo annotator gets a queue with new images and second opinions to give; a second demo
 annotator ("annotator2", password "annotator2-demo") has submitted a few images from the

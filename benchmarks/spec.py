@@ -59,7 +59,7 @@ class ScoringUnit:
 
 
 @dataclass
-class ScoringTask:
+class ScoringInput:
     """What every benchmark's `score` takes.
 
     `records`: one official ground-truth record per scoring unit, in order, each carrying its id
@@ -401,8 +401,8 @@ class BenchmarkSpec:
         """A prediction file as unit id -> answer; a FormatError names every bad record."""
         raise NotImplementedError
 
-    def score(self, task: ScoringTask) -> Scored:
-        """Score the answers of one task: the one metric entry point of the benchmark."""
+    def score(self, given: ScoringInput) -> Scored:
+        """Score the answers given (ScoringInput): the one metric entry point of the benchmark."""
         raise NotImplementedError
 
     def score_files(self, files: ScoringFiles) -> Scored:

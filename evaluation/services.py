@@ -29,7 +29,7 @@ from accounts.inputs import text_problem
 from accounts.permissions import may_change
 from benchmarks.models import Dataset
 from benchmarks.records import NUL_MESSAGE, FormatError, RecordError, nul_fields
-from benchmarks.spec import OFFICIAL, ScoringTask
+from benchmarks.spec import OFFICIAL, ScoringInput
 from evaluation.metrics.scored import Scored
 from evaluation.models import Prediction, ScoringJob, Submission
 from jobs import services as jobs
@@ -345,7 +345,7 @@ def score_units(submission: Submission, units: list[UnitRow], answers: dict[str,
     dataset = submission.dataset
     spec = dataset.spec
     return spec.score(
-        ScoringTask(
+        ScoringInput(
             records=[unit.record for unit in units],
             answers={key: answer for key, answer in answers.items() if answer is not None},
             setting=submission.setting,

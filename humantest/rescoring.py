@@ -30,11 +30,11 @@ def schedule_session(session_pk: int) -> None:
     """Queue one re-scoring of the tester's own row, unless one is already waiting."""
     if cache.add(session_key(session_pk), 1, timeout=SESSION_DELAY_S * 10):
         jobs.enqueue(
-            "humantest.tasks.summarize_session", session_pk, countdown=SESSION_DELAY_S, at_commit=False
+            "humantest.tasks.rescore_session", session_pk, countdown=SESSION_DELAY_S, at_commit=False
         )
 
 
 def schedule_pooled(plan_pk: int) -> None:
     """Queue one re-scoring of the plan's pooled row, unless one is already waiting."""
     if cache.add(pooled_key(plan_pk), 1, timeout=POOLED_DELAY_S * 10):
-        jobs.enqueue("humantest.tasks.summarize_pooled", plan_pk, countdown=POOLED_DELAY_S, at_commit=False)
+        jobs.enqueue("humantest.tasks.rescore_pooled", plan_pk, countdown=POOLED_DELAY_S, at_commit=False)

@@ -145,7 +145,7 @@ def score_trials(plan: TestPlan, trials: list[Trial]) -> Scored:
     return dataclasses.replace(scored, problems=[])
 
 
-def summarize_session(session: TestSession) -> None:
+def rescore_session(session: TestSession) -> None:
     trials = list(finished_test_trials(session=session))
     if not trials or session.submission_id is None:
         return
@@ -183,7 +183,7 @@ def refresh_plan_agreement(plan: TestPlan) -> list[dict[str, Any]]:
     return shown
 
 
-def summarize_plan(plan: TestPlan) -> Submission | None:
+def rescore_plan(plan: TestPlan) -> Submission | None:
     """The pooled row scored (`pool_plan`), then the study's stopping rules checked on it."""
     from humantest import stopping
 
@@ -246,7 +246,7 @@ def rescore_session_submission(submission: Submission) -> None:
     """`evaluation.services.rescore` for a tester's row: their finished trials scored again."""
     session = TestSession.objects.select_related("plan__dataset").filter(submission=submission).first()
     if session is not None:
-        summarize_session(session)
+        rescore_session(session)
 
 
 def rescore_pooled_submission(submission: Submission) -> None:
@@ -257,4 +257,4 @@ def rescore_pooled_submission(submission: Submission) -> None:
         .first()
     )
     if plan is not None:
-        summarize_plan(plan)
+        rescore_plan(plan)

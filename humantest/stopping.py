@@ -1,7 +1,7 @@
 """Stopping for precision: a study stops taking participants once the Human row's paired interval
 with a chosen model row is narrow enough, or once the planned number of kept participants finished.
 
-Checked by the worker after the pooled row is scored (`scoring.summarize_plan`), never in a request:
+Checked by the worker after the pooled row is scored (`scoring.rescore_plan`), never in a request:
 the paired bootstrap is the report's own (`evaluation.selectors.compare_report_rows`, 1,000
 resamples), on the units both rows answered, in the plan's setting and its benchmark's headline
 metric (or the column the study names). Once a rule is met the study's entry links refuse new arrivals ("it has all the participants

@@ -24,7 +24,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts import inputs
 from accounts.permissions import may_change, ownership_problem
-from humantest import clock, qualification, selectors, sessions, studies, study_views
+from humantest import answers, clock, qualification, selectors, sessions, studies, study_views
 from humantest.drawing import PlanProblem
 from humantest.forms import TestPlanForm
 from humantest.models import Participant, TestPlan, TestSession, Trial
@@ -199,7 +199,7 @@ def resume(request, pk: int):
 
 
 #: The largest answer body a trial takes, in bytes: the answer and the browser's timings (up to
-#: clock.MAX_CLIENT_EVENTS focus events of ~35 bytes each).
+#: browser.MAX_CLIENT_EVENTS focus events of ~35 bytes each).
 TRIAL_BODY_LIMIT = 128 * 1024
 
 
@@ -255,14 +255,14 @@ def answer(request, pk: int):
     return closing(
         request,
         pk,
-        lambda body: clock.record_answer(pk, request.user, body.get("answer"), body.get("client")),
+        lambda body: answers.record_answer(pk, request.user, body.get("answer"), body.get("client")),
     )
 
 
 @login_required
 @require_POST
 def timeout(request, pk: int):
-    return closing(request, pk, lambda body: clock.request_timeout(pk, request.user, body.get("client")))
+    return closing(request, pk, lambda body: answers.request_timeout(pk, request.user, body.get("client")))
 
 
 @login_required

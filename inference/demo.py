@@ -1,4 +1,4 @@
-"""Demo work for `load_samples`: every baseline of a benchmark run once on its demo dataset.
+"""Demo work for `load_demo`: every baseline of a benchmark run once on its demo dataset.
 
 Runs go through the same path as a worker's (`execute_run`), in this process, so that the demo
 report has model rows beside the Human row as soon as `make run` is up; the demo setting is the

@@ -26,7 +26,7 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
 from benchmarks.models import Dataset
-from benchmarks.spec import ScoringTask
+from benchmarks.spec import ScoringInput
 from evaluation.models import Submission
 from evaluation.services import SubmissionRefused, scenes_of, submit_predictions
 from inference.baselines import (
@@ -353,7 +353,7 @@ def check_scorable(run: ModelRun, units: list[Unit]) -> None:
     single-step setting on samples of several steps, say): scoring no answers raises what scoring them would."""
     spec = run.dataset.spec
     spec.score(
-        ScoringTask(
+        ScoringInput(
             records=[unit.record for unit in units],
             answers={},
             setting=run.setting,

@@ -52,11 +52,11 @@ FRAMEWORKS = ("django", "rest_framework", "drf_spectacular", "celery", "kombu")
 #: Pure modules: the catalog's plain-data core, every module of a benchmark's folder but the pieces
 #: it plugs into the apps, the metrics and the statistics.
 PURE = (
-    re.compile(r"benchmarks\.(spec|registry|records)$"),
+    re.compile(r"benchmarks\.(spec|registry|records(\.[a-z_]+)?)$"),
     re.compile(r"plugins(\.[a-z_]+)?$"),
     re.compile(r"plugins\.[a-z_]+\.(?!trial$|check$|authoring$|apps$|management\b|tests\b)[a-z_.]+$"),
     re.compile(r"evaluation\.metrics(\..+)?$"),
-    re.compile(r"evaluation\.(agreement|sampling|reports|plots|comparison)$"),
+    re.compile(r"evaluation\.(agreement|sampling|reports(\.[a-z_]+)?|plots|comparison)$"),
     re.compile(r"annotation\.problems$"),
     re.compile(r"validation\.(estimates|plots)$"),
     re.compile(r"inference\.baselines(\..+)?$"),

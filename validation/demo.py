@@ -1,4 +1,4 @@
-"""Demo work for `load_samples`: a small validation plan on each demo dataset that can be validated.
+"""Demo work for `load_demo`: a small validation plan on each demo dataset that can be validated.
 
 The demo reviewer ("reviewer") validates; the demo annotator ("annotator") has already checked a
 few items, one of them found faulty, so the plan's report has numbers and the reviewer's queue

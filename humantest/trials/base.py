@@ -25,7 +25,7 @@ from django.db.models import Func, IntegerField, QuerySet
 from django.utils.translation import gettext as _
 
 from benchmarks.records import RecordChecker, RecordError
-from benchmarks.spec import BenchmarkSpec, Choice, ScoringTask, choice_text, one_of
+from benchmarks.spec import BenchmarkSpec, Choice, ScoringInput, choice_text, one_of
 from evaluation.metrics.scored import Scored
 
 
@@ -196,13 +196,13 @@ class BenchmarkTrial:
         return []
 
     def options(self, units: Sequence[TrialUnit]) -> dict[str, Any]:
-        """What scoring needs of the plan's per-trial choices (`ScoringTask.options`)."""
+        """What scoring needs of the plan's per-trial choices (`ScoringInput.options`)."""
         return {}
 
     def score(self, setting: str, units: Sequence[TrialUnit], answers: dict[int, Any]) -> Scored:
         by_key = {unit.key: unit for unit in units}
         return self.spec.score(
-            ScoringTask(
+            ScoringInput(
                 records=[self.record(unit) for unit in units],
                 answers={str(key): self.prediction(by_key[key], answer) for key, answer in answers.items()},
                 setting=setting,

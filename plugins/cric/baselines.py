@@ -9,7 +9,7 @@ object" earns: right for a verify question whose true answer is "no", wrong ever
 - `executor`: runs the question's program (its functions and arguments; the outputs recorded in
   the file are ignored) over the image's scene graph and a knowledge graph, as the paper's
   scene-graph upper bounds do: perfect perception and a perfect parse. The step semantics are
-  those of `plugins.cric.samples.programs.ProgramExecutor`, the executor the demo generator
+  those of `plugins.cric.demo.programs.ProgramExecutor`, the executor the demo generator
   fills its programs with.
 """
 
@@ -127,7 +127,7 @@ class ExecutorBaseline(Baseline):
         self.failures: list[str] = []
 
     def executor_for(self, scene: Mapping[str, Any]):
-        from plugins.cric.samples.programs import ProgramExecutor
+        from plugins.cric.demo.programs import ProgramExecutor
 
         key = scene.get("image_id", id(scene))
         if key not in self.executors:
@@ -165,10 +165,10 @@ class ExecutorBaseline(Baseline):
 def final_answer(
     program: Sequence[Mapping[str, Any]], outputs: Sequence[Sequence[int]], scene: Mapping[str, Any]
 ) -> str:
-    """The answer the program's last step gives (plugins.cric.samples.programs.derive_answer), or
+    """The answer the program's last step gives (plugins.cric.demo.programs.derive_answer), or
     when that is ambiguous (Recognition left several objects, or an attribute of an unknown kind),
     the name or the first attribute of the first object left; "" when nothing is left."""
-    from plugins.cric.samples.programs import derive_answer
+    from plugins.cric.demo.programs import derive_answer
 
     last = program[-1].get("function")
     final = outputs[-1]

@@ -15,7 +15,7 @@ image) is answered "" with a degenerate evidence of eight zeros (LC 0).
   an upper bound on what choosing among the OCR tokens can reach (it reads the truth).
 - `ranker`: a question-aware heuristic ranker (rules in `RankerBaseline`).
 
-On the demo street scenes (plugins.stevqa.samples) the OCR takes about a second per 640 x 480
+On the demo street scenes (plugins.stevqa.demo) the OCR takes about a second per 640 x 480
 image on one core; most signs are read exactly, but Latin text often loses its spaces ("MAIN
 STREET" read as "MAINSTREET"), and neighbouring runs are sometimes read as one line ("OPEN6AM-2PM").
 """

@@ -926,7 +926,7 @@ def compose_scene(rng: random.Random) -> ComposedScene:
 # --- Public entry point -----------------------------------------------------------
 
 
-def generate_samples(out_dir: pathlib.Path, *, count: int = 40, seed: int = 0) -> pathlib.Path:
+def generate_demo(out_dir: pathlib.Path, *, count: int = 40, seed: int = 0) -> pathlib.Path:
     """Writes `count` PNG images into out_dir/images/ and a training-format JSON file
     out_dir/stevqa_train.json; returns the JSON path.
 

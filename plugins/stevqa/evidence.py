@@ -24,7 +24,7 @@ How a quadrilateral is read (`read_quad`):
 The engine's angle classifier is off: the warp already makes the text upright, and in a trial on
 the demo images the classifier turned one price upside down ("$8.99" read as "66'8$").
 
-`THRESHOLD` (0.5), measured on the demo street scenes of plugins.stevqa.samples (seeds 0 and 1,
+`THRESHOLD` (0.5), measured on the demo street scenes of plugins.stevqa.demo (seeds 0 and 1,
 40 images each, 144 QA pairs, English and Chinese signs, half of them in perspective): all 144
 true answers are read exactly (similarity 1.0), and with the quadrilaterals drawn 4 px tighter
 or 6 px looser than the generator's all still score 0.5 or more (142 to 144 exactly). Another

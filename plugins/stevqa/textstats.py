@@ -11,7 +11,7 @@ rule: Chinese when it holds a character in U+4E00..U+9FA5):
 `statistics` gathers both; `first_words_plot` and `length_histograms_plot` draw them as PNG bytes
 with matplotlib's object-oriented API (a `Figure` of its own, no pyplot state). Chinese labels
 need a CJK font: the WenQuanYi Micro Hei file the demo images are painted with
-(plugins.stevqa.samples.CHINESE_FONT_PATH, Debian package fonts-wqy-microhei), else any
+(plugins.stevqa.demo.CHINESE_FONT_PATH, Debian package fonts-wqy-microhei), else any
 common CJK family matplotlib knows; with none, Chinese characters show as boxes, without error.
 """
 
@@ -161,7 +161,7 @@ def cjk_family() -> str | None:
     """The CJK font family the plots use, or None when no CJK font is installed."""
     from matplotlib import font_manager
 
-    from plugins.stevqa.samples import CHINESE_FONT_PATH
+    from plugins.stevqa.demo import CHINESE_FONT_PATH
 
     if CHINESE_FONT_PATH.is_file():
         try:

@@ -42,10 +42,10 @@ def expire_on_every_claim(settings):
 @pytest.fixture(scope="session")
 def demo_stevqa_files(tmp_path_factory):
     """8 generated STE-VQA street scenes with their signs' text and quadrilaterals (made once)."""
-    from plugins.stevqa.samples import generate_samples
+    from plugins.stevqa.demo import generate_demo
 
     folder = tmp_path_factory.mktemp("stevqa-samples")
-    path = generate_samples(folder, count=8, seed=5)
+    path = generate_demo(folder, count=8, seed=5)
     return path, folder / "images"
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchmarks.spec import BenchmarkSpec, BreakdownPlot, Column, ScoringFiles, ScoringTask
+from benchmarks.spec import BenchmarkSpec, BreakdownPlot, Column, ScoringFiles, ScoringInput
 
 
 class DotCountSpec(BenchmarkSpec):
@@ -29,10 +29,10 @@ class DotCountSpec(BenchmarkSpec):
             for record in metric.parse_predictions(data, source=source)
         }
 
-    def score(self, task: ScoringTask):
+    def score(self, given: ScoringInput):
         from tests.dotcount import metric
 
-        return metric.score(task.records, [{**answer, "id": key} for key, answer in task.answers.items()])
+        return metric.score(given.records, [{**answer, "id": key} for key, answer in given.answers.items()])
 
     def score_files(self, files: ScoringFiles):
         from tests.dotcount import formats, metric

@@ -12,7 +12,7 @@ from playwright.sync_api import expect
 
 from benchmarks.services import import_dataset
 from evaluation.selectors import report_table
-from humantest import clock, sessions
+from humantest import answers, clock, sessions
 from humantest.models import TestPlan, Trial
 from tests.e2e.conftest import for_docs, log_in
 from tests.factories import PASSWORD, make_user, steps_of
@@ -209,9 +209,9 @@ def visible_options(page, select: str) -> list[str]:
 
 
 def test_the_plan_form_offers_the_chosen_datasets_benchmark_only(page, screenshot, trance_dataset, tmp_path):
-    from plugins.cric.samples import generate_samples
+    from plugins.cric.demo import generate_demo
 
-    files = generate_samples(tmp_path / "cric", images=1, seed=4)
+    files = generate_demo(tmp_path / "cric", images=1, seed=4)
     cric = import_dataset(
         benchmark="cric",
         data=files.questions.read_bytes(),
@@ -283,7 +283,7 @@ def test_a_researcher_deletes_a_plan_after_reading_what_goes_with_it(
     now = timezone.now()
     with django_capture_on_commit_callbacks(execute=True):
         trial, _ = clock.serve_current_trial(session)
-        clock.record_answer(trial.pk, tester, {"steps": steps_of(trial.item)}, {})
+        answers.record_answer(trial.pk, tester, {"steps": steps_of(trial.item)}, {})
         Trial.objects.filter(pk=trial.pk).update(
             served_at=now - timedelta(minutes=6), answered_at=now - timedelta(minutes=5)
         )

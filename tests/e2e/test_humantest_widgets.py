@@ -136,9 +136,9 @@ def click_box(page, candidates: list[dict], object_id: int) -> None:
 
 
 def test_cric_trial_answer_and_grounding_object(page, screenshot, tmp_path):
-    from plugins.cric.samples import generate_samples
+    from plugins.cric.demo import generate_demo
 
-    files = generate_samples(tmp_path / "cric", images=2, seed=4)
+    files = generate_demo(tmp_path / "cric", images=2, seed=4)
     # Questions with a target object only, so that the right answer needs a click on a box.
     questions = [q for q in json.loads(files.questions.read_text()) if q["target"]]
     dataset = import_dataset(
@@ -295,9 +295,9 @@ def test_clevrref_trial_chooses_every_referred_object(page, screenshot, tmp_path
 
 
 def test_stevqa_trial_answer_and_evidence_corners(page, screenshot, tmp_path):
-    from plugins.stevqa.samples import generate_samples
+    from plugins.stevqa.demo import generate_demo
 
-    path = generate_samples(tmp_path / "stevqa", count=3, seed=7)
+    path = generate_demo(tmp_path / "stevqa", count=3, seed=7)
     dataset = import_dataset(
         benchmark="stevqa",
         data=path.read_bytes(),

@@ -42,7 +42,7 @@ def answers(dataset, keep=lambda idx: True) -> bytes:
 
 def test_report_form_rename_delete_and_item_navigation(page, screenshot, tmp_path, trance_files):
     from plugins.clevrref.expressions import generate as clevrref_samples
-    from plugins.stevqa.samples import generate_samples as stevqa_samples
+    from plugins.stevqa.demo import generate_demo as stevqa_samples
 
     rita = make_user("rita", "researcher")
     trance = import_dataset(

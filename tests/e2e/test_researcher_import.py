@@ -7,7 +7,7 @@ import pytest
 from playwright.sync_api import expect
 
 from benchmarks.models import Dataset
-from plugins.stevqa.samples import generate_samples
+from plugins.stevqa.demo import generate_demo
 from tests.e2e.conftest import log_in
 from tests.factories import PASSWORD, make_user
 
@@ -17,7 +17,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 @pytest.fixture
 def stevqa_upload(tmp_path):
     """A small training file and a zip of its images, as a researcher would upload them."""
-    json_path = generate_samples(tmp_path / "samples", count=3, seed=5)
+    json_path = generate_demo(tmp_path / "samples", count=3, seed=5)
     archive = tmp_path / "images.zip"
     with zipfile.ZipFile(archive, "w") as bundle:
         for image in sorted((tmp_path / "samples" / "images").iterdir()):

@@ -16,7 +16,7 @@ from accounts.roles import sync_roles
 from benchmarks import registry
 from humantest.models import TestPlan, TestSession, Trial
 from tests.e2e.conftest import for_docs, log_in
-from yardstick.management.commands.load_samples import (
+from yardstick.management.commands.load_demo import (
     DEMO_USERS,
     create_demo_plan,
     create_demo_users,

@@ -22,9 +22,9 @@ READY = "() => document.body.dataset.trialReady === '1'"
 
 @pytest.fixture
 def study(tmp_path):
-    from plugins.cric.samples import generate_samples
+    from plugins.cric.demo import generate_demo
 
-    files = generate_samples(tmp_path / "cric", images=2, seed=5)
+    files = generate_demo(tmp_path / "cric", images=2, seed=5)
     cric = import_dataset(
         benchmark="cric",
         data=files.questions.read_bytes(),

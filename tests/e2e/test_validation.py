@@ -25,9 +25,9 @@ SAVED = """() => {
 
 @pytest.fixture(scope="module")
 def cric_files(tmp_path_factory):
-    from plugins.cric.samples import generate_samples
+    from plugins.cric.demo import generate_demo
 
-    return generate_samples(tmp_path_factory.mktemp("cric-validation"), images=2, seed=4)
+    return generate_demo(tmp_path_factory.mktemp("cric-validation"), images=2, seed=4)
 
 
 @pytest.fixture

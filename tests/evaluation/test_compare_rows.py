@@ -130,7 +130,7 @@ def test_the_comparison_is_exported_and_served_by_the_api(two_rows, client):
 def test_the_plan_page_ranks_items_by_difficulty_and_flags_the_ones_every_tester_failed(
     trance_dataset, client, django_capture_on_commit_callbacks
 ):
-    from humantest import clock, sessions
+    from humantest import answers, clock, sessions
     from humantest.models import TestPlan
     from tests.factories import make_user
 
@@ -148,7 +148,7 @@ def test_the_plan_page_ranks_items_by_difficulty_and_flags_the_ones_every_tester
                 wrong = trial.item.external_id == "0"  # both testers miss sample 0
                 if wrong:  # a step on another object than the first one changed
                     steps = [{"obj_idx": (steps[0]["obj_idx"] + 1) % 10, "attr": "color", "val": "gray"}]
-                clock.record_answer(trial.pk, tester, {"steps": steps}, {})
+                answers.record_answer(trial.pk, tester, {"steps": steps}, {})
     client.force_login(make_user("rita", "researcher"))
     page = client.get(f"/test/plans/{plan.pk}/").content.decode()
     table = page[page.index('id="difficulty"') :]

@@ -50,7 +50,7 @@ def trance_files(tmp_path_factory):
 @pytest.fixture
 def small_pieces(monkeypatch):
     """Chunks of 97 bytes and batches of 7 samples: every boundary falls somewhere awkward."""
-    monkeypatch.setattr(records, "STREAM_CHUNK", 97)
+    monkeypatch.setattr(records.streaming, "STREAM_CHUNK", 97)
     monkeypatch.setattr(trance.streamed, "BATCH", 7)
 
 
@@ -94,7 +94,7 @@ def test_a_streamed_prediction_object_is_cut_only_between_entries(small_pieces):
 
 
 def test_a_streamed_prediction_object_of_other_keys_is_read_whole(small_pieces, monkeypatch):
-    monkeypatch.setattr(records, "RECORD_LIMIT", 500)
+    monkeypatch.setattr(records.streaming, "RECORD_LIMIT", 500)
     document = {f"key{idx}": [idx] * 5 for idx in range(80)}
     entries = list(stream_json_object(io.BytesIO(json.dumps(document).encode()), source="p", what="answers"))
     assert entries == list(document.items())

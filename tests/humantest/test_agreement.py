@@ -3,7 +3,7 @@
 import pytest
 
 from evaluation.agreement_reports import dataset_agreement, ratings_of
-from humantest import clock, sessions
+from humantest import answers, clock, sessions
 from humantest.models import TestPlan, Trial
 from tests.factories import make_user, steps_of
 from tests.humantest.test_leaks import build_dataset, eligible_all
@@ -14,7 +14,7 @@ pytestmark = pytest.mark.django_db
 def answer_everything(plan, tester, answer_for):
     session = sessions.begin_test(sessions.start_session(plan, tester))
     while (trial := clock.serve_current_trial(session)[0]) is not None:
-        clock.record_answer(trial.pk, tester, answer_for(trial), {})
+        answers.record_answer(trial.pk, tester, answer_for(trial), {})
     return session
 
 

@@ -4,7 +4,7 @@ import pytest
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from humantest import clock, sessions
+from humantest import answers, clock, sessions
 from humantest.models import TestPlan
 from tests.factories import make_user
 
@@ -49,7 +49,7 @@ def test_a_researcher_creates_a_plan_and_reads_its_results_and_trials(
                 {key: step[key] for key in ("obj_idx", "attr", "val")}
                 for step in trial.item.ground_truth["transformations"]
             ]
-            clock.record_answer(trial.pk, tester, {"steps": steps}, {})
+            answers.record_answer(trial.pk, tester, {"steps": steps}, {})
 
     results = client.get(f"/api/v1/test-plans/{plan.pk}/results/").json()
     assert results["testers"][0]["label"] == "tom" and results["testers"][0]["correct"] == 3

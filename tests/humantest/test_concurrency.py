@@ -7,7 +7,7 @@ import pytest
 from django.db import connection, connections
 
 from evaluation.models import Prediction
-from humantest import clock, scoring, sessions
+from humantest import answers, clock, scoring, sessions
 from humantest.models import TestPlan, Trial
 from tests.factories import make_user
 
@@ -72,7 +72,7 @@ def test_simultaneous_answers_to_one_trial_store_exactly_one(running_session, mo
     def answer(index):
         attr = "size" if values[index] == "large" else "color"
         step = {"obj_idx": 0, "attr": attr, "val": values[index]}
-        return clock.record_answer(trial.pk, tester, {"steps": [step]}, {})
+        return answers.record_answer(trial.pk, tester, {"steps": [step]}, {})
 
     outcomes = hammer(answer)
     stored = [outcome for outcome in outcomes if isinstance(outcome, Trial)]

@@ -1,4 +1,4 @@
-"""`load_samples` gives the demo tester a short test on each demo dataset (make run's first screen)."""
+"""`load_demo` gives the demo tester a short test on each demo dataset (make run's first screen)."""
 
 import pytest
 
@@ -6,7 +6,7 @@ from accounts.roles import sync_roles
 from benchmarks import registry
 from humantest import sessions
 from humantest.models import TestPlan
-from yardstick.management.commands.load_samples import DEMO_NAME, create_demo_plan, create_demo_users
+from yardstick.management.commands.load_demo import DEMO_NAME, create_demo_plan, create_demo_users
 
 pytestmark = pytest.mark.django_db
 
@@ -28,6 +28,6 @@ def test_the_demo_tester_gets_a_test_per_demo_dataset_once(trance_dataset):
     session = sessions.start_session(plan, plan.testers.get())
     drawn = set(session.trials.values_list("item__external_id", flat=True))
     assert len(drawn) == 6 and not drawn & {"2", "0"}
-    # running load_samples again adds nothing
+    # running load_demo again adds nothing
     assert create_demo_plan(registry.get("trance"), trance_dataset) is None
     assert TestPlan.objects.count() == 1

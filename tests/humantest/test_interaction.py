@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from humantest import clock, sessions
+from humantest import answers, browser, clock, sessions
 from humantest.models import TestPlan, Trial
 from humantest.selectors import EXPORT_FIELDS
 from tests.factories import PASSWORD, make_user, steps_of
@@ -99,10 +99,10 @@ def test_a_page_still_hidden_at_the_answer_counts_until_the_answer_was_sent(clie
 
 def test_hidden_time_without_an_answer_time_counts_until_the_last_event():
     events = [("hidden", 1000.0), ("visible", 1600.0), ("hidden", 3000.0), ("blur", 3300.0)]
-    checked = clock.clean_client({"events": [{"type": kind, "t": moment} for kind, moment in events]})
+    checked = browser.clean_client({"events": [{"type": kind, "t": moment} for kind, moment in events]})
     # The first interval closed, the second still open at the last event.
-    assert clock.hidden_ms(checked) == pytest.approx(hidden_between(events[:2]) + (3300.0 - 3000.0))
-    assert clock.hidden_ms(clock.clean_client({"events": []})) == 0
+    assert browser.hidden_ms(checked) == pytest.approx(hidden_between(events[:2]) + (3300.0 - 3000.0))
+    assert browser.hidden_ms(browser.clean_client({"events": []})) == 0
 
 
 def test_a_timed_out_trial_keeps_its_hidden_time_up_to_the_time_out_request(client, plan, open_trial):
@@ -133,14 +133,14 @@ def test_a_timed_out_trial_keeps_its_hidden_time_up_to_the_time_out_request(clie
         ({"answer_changes": 2.5}, "client.answer_changes"),
         ({"answer_changes": True}, "client.answer_changes"),
         ({"answer_changes": "3"}, "client.answer_changes"),
-        ({"answer_changes": clock.MAX_ANSWER_CHANGES + 1}, "client.answer_changes"),
+        ({"answer_changes": browser.MAX_ANSWER_CHANGES + 1}, "client.answer_changes"),
         ({"viewport": [1280, 900]}, "client.viewport"),
         ({"viewport": {"width": 0, "height": 900, "dpr": 1}}, "client.viewport.width"),
         ({"viewport": {"width": "1280", "height": 900, "dpr": 1}}, "client.viewport.width"),
         ({"viewport": {"width": 1280.5, "height": 900, "dpr": 1}}, "client.viewport.width"),
         ({"viewport": {"width": 1280, "dpr": 1}}, "client.viewport.height"),
         (
-            {"viewport": {"width": 1280, "height": clock.MAX_VIEWPORT_PX + 1, "dpr": 1}},
+            {"viewport": {"width": 1280, "height": browser.MAX_VIEWPORT_PX + 1, "dpr": 1}},
             "client.viewport.height",
         ),
         ({"viewport": {"width": 1280, "height": 900}}, "client.viewport.dpr"),
@@ -167,11 +167,11 @@ def test_bad_interaction_data_is_refused_by_field_and_nothing_is_stored(
 
 
 def test_events_at_the_same_moment_are_in_order():
-    checked = clock.clean_client(
+    checked = browser.clean_client(
         {"events": [{"type": "blur", "t": 700}, {"type": "hidden", "t": 700}, {"type": "visible", "t": 900}]}
     )
     assert [event["type"] for event in checked["events"]] == ["blur", "hidden", "visible"]
-    assert clock.hidden_ms(checked) == pytest.approx(900 - 700)
+    assert browser.hidden_ms(checked) == pytest.approx(900 - 700)
 
 
 # --- the export ---------------------------------------------------------------------------------------
@@ -195,7 +195,7 @@ def test_the_trial_export_has_the_interaction_columns(client, plan, tester):
         }
         if number:  # the first trial: answered without an edit
             client_data["first_input_ms"] = 400.0 * number
-        clock.record_answer(trial.pk, tester, {"steps": steps_of(trial.item)}, client_data)
+        answers.record_answer(trial.pk, tester, {"steps": steps_of(trial.item)}, client_data)
         sent.append(client_data)
 
     assert client.login(username=researcher.username, password=PASSWORD)

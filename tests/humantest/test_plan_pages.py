@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from evaluation.models import Submission
 from evaluation.selectors import report_table
-from humantest import clock, forms, sessions
+from humantest import answers, clock, forms, sessions
 from humantest.models import TestPlan, TestSession, Trial
 from tests.factories import PASSWORD, make_user, steps_of
 
@@ -33,7 +33,7 @@ def logged_in(client, user):
 def answer_all(plan, tester):
     session = sessions.begin_test(sessions.start_session(plan, tester))
     while (trial := clock.serve_current_trial(session)[0]) is not None:
-        clock.record_answer(trial.pk, tester, {"steps": steps_of(trial.item)}, {})
+        answers.record_answer(trial.pk, tester, {"steps": steps_of(trial.item)}, {})
     return session
 
 
@@ -154,9 +154,9 @@ def cric_dataset(tmp_path):
     import json
 
     from benchmarks.services import import_dataset
-    from plugins.cric.samples import generate_samples
+    from plugins.cric.demo import generate_demo
 
-    files = generate_samples(tmp_path / "cric", images=1, seed=4)
+    files = generate_demo(tmp_path / "cric", images=1, seed=4)
     return import_dataset(
         benchmark="cric",
         data=json.dumps(json.loads(files.questions.read_text())).encode(),
@@ -291,7 +291,7 @@ def test_history_lists_trials_newest_first_timed_out_ones_included_with_setting_
     with django_capture_on_commit_callbacks(execute=True):
         for minutes_ago in (50, 40):  # two answered trials, 50 and 40 minutes ago
             trial, _ = clock.serve_current_trial(session)
-            clock.record_answer(trial.pk, tester, {"steps": steps_of(trial.item)}, {})
+            answers.record_answer(trial.pk, tester, {"steps": steps_of(trial.item)}, {})
             Trial.objects.filter(pk=trial.pk).update(
                 served_at=now - timedelta(minutes=minutes_ago, seconds=30),
                 answered_at=now - timedelta(minutes=minutes_ago),

@@ -19,7 +19,7 @@ from rest_framework.test import APIClient
 
 from evaluation.models import Prediction, Submission
 from evaluation.selectors import report_table
-from humantest import clock, drawing, exclusions, qualification, scoring, sessions
+from humantest import answers, clock, drawing, exclusions, qualification, scoring, sessions
 from humantest.models import ExclusionRules, TestPlan, TestSession, Trial
 from humantest.plans import PlanRefused, create_test_plan
 from tests.factories import PASSWORD, make_user, steps_of
@@ -60,7 +60,7 @@ def answer(trial, tester, *, right: bool, seconds: float, hidden_s: float = 0.0)
         events = [{"type": "hidden", "t": 100.0}, {"type": "visible", "t": 100.0 + hidden_s * 1000}]
     client = {"shown_ms": 50.0, "submit_ms": 100.0 + hidden_s * 1000 + 10, "events": events}
     steps = steps_of(trial.item) if right else wrong_steps(trial.item)
-    return clock.record_answer(trial.pk, tester, {"steps": steps}, client)
+    return answers.record_answer(trial.pk, tester, {"steps": steps}, client)
 
 
 def take_test(plan, tester, *, right=True, catch_right=True, seconds=12.0, hidden_s=0.0, stop_after=None):
@@ -265,7 +265,7 @@ def simulated_study(dataset, django_capture_on_commit_callbacks):
                 plan, testers[name], right=right, catch_right=catch_right, seconds=seconds, hidden_s=hidden
             )
         take_test(plan, testers["quitter"], stop_after=2)
-    scoring.summarize_plan(plan)
+    scoring.rescore_plan(plan)
     plan.refresh_from_db()
     return plan
 
@@ -332,7 +332,7 @@ def test_rules_are_fixed_when_the_first_tester_starts_and_a_change_makes_a_new_v
     assert versions[1]["kept"] == 2  # version 1's numbers are kept
     assert versions[0]["kept"] == 1  # careful2's 9 s median is now too fast
     assert ExclusionRules.objects.get(plan=plan, version=1).min_median_s == 2.0
-    scoring.summarize_plan(plan)
+    scoring.rescore_plan(plan)
     plan.refresh_from_db()
     assert plan.pooled_submission.name == "Human (exclusion rules v2)"
     assert plan.pooled_submission.summary["n"] == 4
@@ -468,11 +468,11 @@ def test_a_study_stops_taking_participants_once_the_planned_number_finished(
     link = studies.open_link(plan, "prolific", created_by=plan.created_by)
     with django_capture_on_commit_callbacks(execute=True):
         prolific_finisher(plan, link, 1)
-    scoring.summarize_plan(plan)
+    scoring.rescore_plan(plan)
     assert studies.study_for(plan).stopped_at is None
     with django_capture_on_commit_callbacks(execute=True):
         prolific_finisher(plan, link, 2)
-    scoring.summarize_plan(plan)
+    scoring.rescore_plan(plan)
     study = studies.study_for(plan)
     assert study.stopped_at is not None and "2 kept participants finished" in study.stopped_because
     with pytest.raises(studies.StudyRefused) as refused:
@@ -520,7 +520,7 @@ def test_a_study_stops_once_the_paired_interval_with_a_model_is_narrow_enough(
     with django_capture_on_commit_callbacks(execute=True):
         for number in range(3):
             prolific_finisher(plan, link, number)
-    scoring.summarize_plan(plan)
+    scoring.rescore_plan(plan)
     plan.refresh_from_db()
     study = studies.study_for(plan)
     # Three participants answered 7 distinct units (12 samples, 2 of them practice and 3 catch):
@@ -529,7 +529,7 @@ def test_a_study_stops_once_the_paired_interval_with_a_model_is_narrow_enough(
     assert study.stopped_at is None
     # With the minimum lowered, the width is the paired interval's, and the rule applies.
     monkeypatch.setattr("evaluation.comparison.MIN_UNITS", 3)
-    scoring.summarize_plan(plan)
+    scoring.rescore_plan(plan)
     study.refresh_from_db()
     compared = compare_report_rows(
         trance_dataset, plan.pooled_submission.name, "Half", metric="Acc", resamples=1000
@@ -539,6 +539,6 @@ def test_a_study_stops_once_the_paired_interval_with_a_model_is_narrow_enough(
     assert study.stopped_at is None  # seven shared units are far from a 0.01-wide interval
     # A width the interval already meets stops the study at the next check.
     studies.update_study(plan, stop_width=round(study.precision_width + 0.01, 3))
-    scoring.summarize_plan(plan)
+    scoring.rescore_plan(plan)
     study.refresh_from_db()
     assert study.stopped_at is not None and "Half" in study.stopped_because

@@ -11,7 +11,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from evaluation.comparison import paired_sample_size
-from humantest import checklist, clock, exclusions, qualification, sessions, studies
+from humantest import answers, checklist, clock, exclusions, qualification, sessions, studies
 from humantest.models import Preregistration, ReportAnswers, Study, TestPlan, TestSession, Trial
 from humantest.payments import rule_of
 from tests.factories import PASSWORD, make_user
@@ -36,7 +36,7 @@ def answer_open_trials(session, tester, right: bool) -> None:
         trial, _ = clock.serve_current_trial(session)
         if trial is None:
             return
-        clock.record_answer(trial.pk, tester, {"steps": steps_of(trial.item, right)}, CLIENT)
+        answers.record_answer(trial.pk, tester, {"steps": steps_of(trial.item, right)}, CLIENT)
 
 
 def practise(plan, tester, right: bool):

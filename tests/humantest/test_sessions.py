@@ -11,7 +11,7 @@ from rest_framework.test import APIClient
 
 from evaluation.models import Prediction, Submission
 from evaluation.selectors import report_table
-from humantest import clock, drawing, sessions
+from humantest import answers, clock, drawing, sessions
 from humantest.models import TestPlan, TestSession, Trial
 from humantest.selectors import EXPORT_FIELDS
 from tests.factories import PASSWORD, make_user, steps_of
@@ -367,7 +367,7 @@ def answer_all(plan, tester, right: bool):
                 }
             ]
         )
-        clock.record_answer(
+        answers.record_answer(
             trial.pk, tester, {"steps": steps}, {"shown_ms": 5.0, "submit_ms": 2000.0, "events": []}
         )
 
@@ -494,7 +494,7 @@ def test_the_pooled_row_is_rescored_once_per_waiting_period_not_after_every_answ
     cache.add(pooled_key(plan.pk), 1)  # a re-scoring is already waiting
     with django_capture_on_commit_callbacks(execute=True):
         trial, _ = clock.serve_current_trial(session)
-        clock.record_answer(trial.pk, tester, {"steps": steps_of(trial.item)}, {})
+        answers.record_answer(trial.pk, tester, {"steps": steps_of(trial.item)}, {})
     plan.refresh_from_db()
     session.submission.refresh_from_db()
     assert plan.pooled_submission.scored_at is None  # not scored yet: the waiting run will do it
@@ -502,7 +502,7 @@ def test_the_pooled_row_is_rescored_once_per_waiting_period_not_after_every_answ
     cache.delete(pooled_key(plan.pk))  # the waiting run has started
     with django_capture_on_commit_callbacks(execute=True):
         trial, _ = clock.serve_current_trial(session)
-        clock.record_answer(trial.pk, tester, {"steps": steps_of(trial.item)}, {})
+        answers.record_answer(trial.pk, tester, {"steps": steps_of(trial.item)}, {})
     plan.refresh_from_db()
     assert plan.pooled_submission.summary["n"] == 2
 

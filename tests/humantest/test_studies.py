@@ -13,7 +13,7 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 from django.utils import timezone
 
-from humantest import clock, payments, sessions, studies
+from humantest import answers, clock, payments, sessions, studies
 from humantest.models import EntryLink, Participant, Payment, Study, TestPlan, TestSession, Trial
 from tests.factories import make_user
 
@@ -24,9 +24,9 @@ COMPLETE = "https://app.prolific.com/submissions/complete?cc=C1A2B3"
 
 @pytest.fixture(scope="module")
 def cric_files(tmp_path_factory):
-    from plugins.cric.samples import generate_samples
+    from plugins.cric.demo import generate_demo
 
-    return generate_samples(tmp_path_factory.mktemp("cric-study"), images=2, seed=3)
+    return generate_demo(tmp_path_factory.mktemp("cric-study"), images=2, seed=3)
 
 
 @pytest.fixture
@@ -78,7 +78,7 @@ def right(trial) -> dict:
 def answer_everything(participant: Participant) -> None:
     session = sessions.begin_test(TestSession.objects.get(pk=participant.session_id))
     while (trial := clock.serve_current_trial(session)[0]) is not None:
-        clock.record_answer(trial.pk, participant.user, right(trial), {})
+        answers.record_answer(trial.pk, participant.user, right(trial), {})
 
 
 def test_a_prolific_participant_consents_takes_the_test_and_returns_with_the_code(plan, client):
@@ -323,7 +323,7 @@ def test_payments_follow_the_rule_and_nobody_is_paid_twice(plan):
     session = sessions.begin_test(people[1].session)
     for position, trial in enumerate(iter(lambda: clock.serve_current_trial(session)[0], None)):
         answer = right(trial) if position == 0 else {"answer": "surely wrong", "object": None}
-        clock.record_answer(trial.pk, people[1].user, answer, {})
+        answers.record_answer(trial.pk, people[1].user, answer, {})
     study = Study.objects.get(plan=plan)
     assert payments.bonus_for(3, 3, study) == Decimal("0.40")  # 0.30 + 0.25, capped at 0.40
     assert payments.bonus_for(1, 3, study) == Decimal("0.10")  # below the threshold

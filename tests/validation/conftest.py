@@ -16,9 +16,9 @@ def expire_on_every_claim(settings):
 
 @pytest.fixture(scope="session")
 def cric_files(tmp_path_factory):
-    from plugins.cric.samples import generate_samples
+    from plugins.cric.demo import generate_demo
 
-    return generate_samples(tmp_path_factory.mktemp("cric"), images=5, seed=2)
+    return generate_demo(tmp_path_factory.mktemp("cric"), images=5, seed=2)
 
 
 @pytest.fixture

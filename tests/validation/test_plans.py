@@ -243,7 +243,7 @@ def test_items_every_tester_failed_go_from_the_test_plan_page_to_a_validation_pl
 ):
     """Two testers answer the same three CRIC questions wrong; the plan's results offer to check
     exactly those three in a validation plan, and the form it opens makes that plan."""
-    from humantest import clock, sessions
+    from humantest import answers, clock, sessions
     from humantest.models import TestPlan
     from tests.factories import make_user
 
@@ -257,7 +257,7 @@ def test_items_every_tester_failed_go_from_the_test_plan_page_to_a_validation_pl
         for tester in testers:
             session = sessions.begin_test(sessions.start_session(pilot, tester))
             while (trial := clock.serve_current_trial(session)[0]) is not None:
-                clock.record_answer(trial.pk, tester, {"answer": "not the answer", "object": None}, {})
+                answers.record_answer(trial.pk, tester, {"answer": "not the answer", "object": None}, {})
     failed = set(pilot.sessions.first().trials.filter(phase="test").values_list("item_id", flat=True))
     assert len(failed) == 3
     client = Client()

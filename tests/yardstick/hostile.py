@@ -83,7 +83,7 @@ class Site:
 
 def build_site(folder, settings) -> Site:
     """Every role, with work in hand on every queue: the targets of hostile bodies."""
-    from plugins.cric.samples import generate_samples
+    from plugins.cric.demo import generate_demo
 
     settings.ANNOTATION_OCR_BUDGET_S = 0
     settings.ANNOTATION_EXPIRY_EVERY_S = 0
@@ -99,7 +99,7 @@ def build_site(folder, settings) -> Site:
     people["ada"].is_superuser = people["ada"].is_staff = True
     people["ada"].save()
     signs = blank_dataset(folder / "signs", 4, name="signs")
-    files = generate_samples(folder / "cric", images=2, seed=2)
+    files = generate_demo(folder / "cric", images=2, seed=2)
     cric = import_dataset(
         benchmark="cric",
         data=files.questions.read_bytes(),

@@ -25,7 +25,7 @@ from benchmarks.models import Dataset, ImportJob
 from benchmarks.services import import_dataset, run_import_job
 from evaluation.models import Submission
 from evaluation.services import delete_submissions, submit_predictions
-from humantest import clock, sessions
+from humantest import answers, clock, sessions
 from humantest.models import TestPlan
 from inference import services as inference_services
 from tests.benchmarks import builders
@@ -60,7 +60,7 @@ def answer_all(plan, tester, *, stop_after=None, pause=False):
             answer = {"answer": truth["answer"], "object": None}
         else:
             answer = {"objects": truth["program"][-1]["_output"]}
-        clock.record_answer(trial.pk, tester, answer, {})
+        answers.record_answer(trial.pk, tester, answer, {})
         answered += 1
     if pause:
         sessions.pause(session)
@@ -69,8 +69,8 @@ def answer_all(plan, tester, *, stop_after=None, pause=False):
 
 @pytest.fixture
 def busy_site(trance_dataset, tmp_path, django_capture_on_commit_callbacks, settings):
-    from plugins.cric.samples import generate_samples as cric_samples
-    from plugins.stevqa.samples import generate_samples as stevqa_samples
+    from plugins.cric.demo import generate_demo as cric_samples
+    from plugins.stevqa.demo import generate_demo as stevqa_samples
 
     admin = make_user("ada", "admin")
     admin.is_superuser = admin.is_staff = True

@@ -165,10 +165,10 @@ def test_dollar_signs_in_names_and_questions_are_drawn_as_written(site, django_c
     # A test plan's row label with dollars draws in the report too.
     site.test_plan.row_label = "$\\sqrt{$"
     site.test_plan.save()
-    from humantest import clock
+    from humantest import answers
 
     with django_capture_on_commit_callbacks(execute=True):
-        clock.record_answer(site.trial.pk, site.people["tess"], {"answer": "yes", "object": None}, {})
+        answers.record_answer(site.trial.pk, site.people["tess"], {"answer": "yes", "object": None}, {})
     assert researcher.get(f"/datasets/{site.cric.pk}/report/").status_code == 200
 
 

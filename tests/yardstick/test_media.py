@@ -13,7 +13,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.test import APIClient
 
 from benchmarks.models import ImportJob
-from humantest import clock, sessions
+from humantest import answers, clock, sessions
 from humantest.models import TestPlan
 from tests.benchmarks import builders
 from tests.factories import make_user
@@ -117,7 +117,7 @@ def test_dataset_media_goes_to_those_who_may_see_it_and_to_a_tester_only_the_tri
     steps = [
         {k: s[k] for k in ("obj_idx", "attr", "val")} for s in trial.item.ground_truth["transformations"]
     ]
-    clock.record_answer(trial.pk, tess, {"steps": steps}, {})
+    answers.record_answer(trial.pk, tess, {"steps": steps}, {})
     assert status(tess, shown) == 200
 
 

@@ -15,7 +15,7 @@ from benchmarks.records import FormatError
 from benchmarks.services import import_dataset
 from evaluation.models import Submission
 from evaluation.services import submit_predictions
-from humantest import clock, sessions
+from humantest import answers, clock, sessions
 from humantest.models import TestPlan, Trial
 from tests.factories import make_user, steps_of
 
@@ -33,7 +33,7 @@ def test_a_plan_whose_testers_share_no_item_yet_shows_its_page(client, trance_da
         session.trials.update(item=trance_dataset.items.get(external_id=item))
         sessions.begin_test(session)
         trial, _ = clock.serve_current_trial(session)
-        clock.record_answer(trial.pk, tester, {"steps": steps_of(trial.item)}, {})
+        answers.record_answer(trial.pk, tester, {"steps": steps_of(trial.item)}, {})
     client.force_login(make_user("rita", "researcher"))
     # The agreement is computed in the background (eager in tests): first asked for, then shown.
     first = client.get(f"/test/plans/{plan.pk}/")
@@ -90,9 +90,9 @@ def test_browser_timings_out_of_range_are_refused_by_field(client, open_trial, c
 
 
 def test_an_stevqa_coordinate_beyond_64_bits_is_scored_or_refused_never_a_crash(client, tmp_path):
-    from plugins.stevqa.samples import generate_samples
+    from plugins.stevqa.demo import generate_demo
 
-    path = generate_samples(tmp_path, count=2, seed=1)
+    path = generate_demo(tmp_path, count=2, seed=1)
     dataset = import_dataset(
         benchmark="stevqa",
         data=path.read_bytes(),

@@ -20,7 +20,7 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps(rows, ensure_ascii=False))
             return
         if not rows:
-            self.stdout.write("No datasets. Run `python manage.py load_samples` or `import_dataset`.")
+            self.stdout.write("No datasets. Run `python manage.py load_demo` or `import_dataset`.")
             return
         header = ("id", "benchmark", "name", "split", "version", "items")
         table = [header] + [tuple(str(row[key]) for key in header) for row in rows]

@@ -690,7 +690,7 @@ def test_malformed_boxes_are_still_refused():
 
 def scored_both_ways():
     """One model's full-resolution prediction (the block and a thin strip) scored under each variant."""
-    from benchmarks.spec import ScoringTask
+    from benchmarks.spec import ScoringInput
     from plugins.clevrref.spec import SPEC
 
     task = {
@@ -699,7 +699,8 @@ def scored_both_ways():
         "scenes": [real_scene([BLOCK])],
     }
     return SPEC, {
-        variant: SPEC.score(ScoringTask(**task, variant=variant)) for variant in ("official", FULL_RESOLUTION)
+        variant: SPEC.score(ScoringInput(**task, variant=variant))
+        for variant in ("official", FULL_RESOLUTION)
     }
 
 

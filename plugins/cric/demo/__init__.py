@@ -16,7 +16,7 @@ scenes, with Visual Genome-style scene graphs derived from the geometry (`layout
 drawing (`painting`); and questions of all five CRIC types (`questions`).  A tiny program
 executor (`programs.execute_program`) fills in every step's output; the tests run the same
 executor, so the recorded programs and the scene graphs cannot drift apart.  This package
-holds the generator, `generate_samples`, and re-exports what other modules use.
+holds the generator, `generate_demo`, and re-exports what other modules use.
 
 The package is deliberately free of Django so it can run in scripts and tests.
 """
@@ -28,7 +28,7 @@ import json
 import pathlib
 import random
 
-from plugins.cric.samples.knowledge import (
+from plugins.cric.demo.knowledge import (
     ATTRIBUTE_KINDS,
     CATEGORIES,
     COLOR,
@@ -37,7 +37,7 @@ from plugins.cric.samples.knowledge import (
     SCENE_KINDS,
     knowledge_graph,
 )
-from plugins.cric.samples.layout import (
+from plugins.cric.demo.layout import (
     IMAGE_HEIGHT,
     IMAGE_WIDTH,
     MAX_OBJECTS,
@@ -48,9 +48,9 @@ from plugins.cric.samples.layout import (
     scene_graph_record,
     spatial_predicates,
 )
-from plugins.cric.samples.painting import BACKDROP_COLORS, render_backdrop, render_scene
-from plugins.cric.samples.programs import ProgramExecutor, derive_answer, execute_program
-from plugins.cric.samples.questions import ask_questions
+from plugins.cric.demo.painting import BACKDROP_COLORS, render_backdrop, render_scene
+from plugins.cric.demo.programs import ProgramExecutor, derive_answer, execute_program
+from plugins.cric.demo.questions import ask_questions
 
 __all__ = [
     "ATTRIBUTE_KINDS",
@@ -70,11 +70,11 @@ __all__ = [
     "SCENE_GRAPHS_FILE_NAME",
     "SCENE_KINDS",
     "Box",
-    "CricSampleFiles",
+    "CricDemoFiles",
     "ProgramExecutor",
     "derive_answer",
     "execute_program",
-    "generate_samples",
+    "generate_demo",
     "knowledge_graph",
     "render_backdrop",
     "spatial_predicates",
@@ -87,8 +87,8 @@ IMAGES_FOLDER_NAME = "images"
 
 
 @dataclasses.dataclass(frozen=True)
-class CricSampleFiles:
-    """Where `generate_samples` wrote the data set: the three official-style JSON files and the
+class CricDemoFiles:
+    """Where `generate_demo` wrote the data set: the three official-style JSON files and the
     folder of ``<image_id>.png`` images."""
 
     questions: pathlib.Path
@@ -97,7 +97,7 @@ class CricSampleFiles:
     images_dir: pathlib.Path
 
 
-def generate_samples(out_dir: pathlib.Path, *, images: int = 30, seed: int = 0) -> CricSampleFiles:
+def generate_demo(out_dir: pathlib.Path, *, images: int = 30, seed: int = 0) -> CricDemoFiles:
     """Writes a small CRIC-style data set into out_dir and returns where its files are.
 
     For every image ``<image_id>.png`` goes into out_dir/images/, its Visual Genome-style scene
@@ -127,7 +127,7 @@ def generate_samples(out_dir: pathlib.Path, *, images: int = 30, seed: int = 0) 
         scene_graphs.append(scene_graph)
         questions.extend(ask_questions(rng, scene_graph, knowledge))
 
-    files = CricSampleFiles(
+    files = CricDemoFiles(
         questions=out_dir / QUESTIONS_FILE_NAME,
         scene_graphs=out_dir / SCENE_GRAPHS_FILE_NAME,
         knowledge=out_dir / KNOWLEDGE_FILE_NAME,

@@ -11,7 +11,7 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-from plugins.cric.samples.knowledge import (
+from plugins.cric.demo.knowledge import (
     CATEGORY_LIST,
     FURNITURE,
     GROUND,

@@ -9,8 +9,8 @@ from collections.abc import Callable, Iterable, Sequence
 
 from PIL import Image, ImageDraw, ImageFont
 
-from plugins.cric.samples.knowledge import COLORS, INDOOR, OUTDOOR
-from plugins.cric.samples.layout import IMAGE_HEIGHT, IMAGE_WIDTH, Box, PlacedObject, Scene
+from plugins.cric.demo.knowledge import COLORS, INDOOR, OUTDOOR
+from plugins.cric.demo.layout import IMAGE_HEIGHT, IMAGE_WIDTH, Box, PlacedObject, Scene
 
 LABEL_FONT_PATH = pathlib.Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
 LABEL_FONT_SIZE = 11

@@ -9,7 +9,7 @@ import collections
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from plugins.cric.samples.knowledge import ATTRIBUTE_KINDS, Triplet
+from plugins.cric.demo.knowledge import ATTRIBUTE_KINDS, Triplet
 
 
 def _triplet_of(item: Mapping[str, Any] | Sequence[str]) -> Triplet:

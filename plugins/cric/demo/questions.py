@@ -10,8 +10,7 @@ import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from plugins.cric.formats import QUESTION_TYPES
-from plugins.cric.samples.knowledge import (
+from plugins.cric.demo.knowledge import (
     ATTRIBUTE_KINDS,
     CATEGORIES,
     CATEGORY_KNOWLEDGE,
@@ -26,8 +25,9 @@ from plugins.cric.samples.knowledge import (
     MATERIAL_NOUNS,
     STATE,
 )
-from plugins.cric.samples.layout import PREDICATE_PHRASES, PREDICATES
-from plugins.cric.samples.programs import ProgramExecutor, derive_answer
+from plugins.cric.demo.layout import PREDICATE_PHRASES, PREDICATES
+from plugins.cric.demo.programs import ProgramExecutor, derive_answer
+from plugins.cric.formats import QUESTION_TYPES
 
 Step = tuple[str, tuple[str, ...]]
 

@@ -6,7 +6,8 @@ import pytest
 
 from benchmarks.spec import ScoringFiles
 from inference.baselines import RunChoices, Unit, load_baseline
-from plugins.cric import metric, samples
+from plugins.cric import demo as demo_data
+from plugins.cric import metric
 from plugins.cric.baselines import most_frequent
 from plugins.cric.spec import SPEC
 
@@ -42,7 +43,7 @@ def score(files, units, predictions):
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
-    files = samples.generate_samples(tmp_path_factory.mktemp("cric"), images=20, seed=3)
+    files = demo_data.generate_demo(tmp_path_factory.mktemp("cric"), images=20, seed=3)
     return files, demo_units(files.questions, files.scene_graphs)
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from plugins.cric import formats, samples
+from plugins.cric import demo, formats
 
 IMAGES = 30
 QUESTION_FIELDS = {
@@ -29,7 +29,7 @@ VERIFY_TYPES = {"VerifyKG", "VerifyAtt"}
 def generated(tmp_path_factory):
     """One default-sized sample set, shared by the tests that only read it."""
     out_dir = tmp_path_factory.mktemp("cric")
-    files = samples.generate_samples(out_dir, images=IMAGES, seed=0)
+    files = demo.generate_demo(out_dir, images=IMAGES, seed=0)
     questions = json.loads(files.questions.read_text(encoding="utf-8"))
     scene_graphs = json.loads(files.scene_graphs.read_text(encoding="utf-8"))
     knowledge = json.loads(files.knowledge.read_text(encoding="utf-8"))
@@ -53,13 +53,11 @@ def test_files_exist_where_the_result_says(generated):
     for scene in scene_graphs:
         with Image.open(files.images_dir / f"{scene['image_id']}.png") as image:
             assert image.format == "PNG"
-            assert (
-                image.size == (scene["width"], scene["height"]) == (samples.IMAGE_WIDTH, samples.IMAGE_HEIGHT)
-            )
+            assert image.size == (scene["width"], scene["height"]) == (demo.IMAGE_WIDTH, demo.IMAGE_HEIGHT)
     assert isinstance(knowledge, list) and len(knowledge) >= 60
     for item in knowledge:
         head, relation, tail = item["triplet"]
-        assert relation in samples.KNOWLEDGE_PHRASES or relation == "IsA"
+        assert relation in demo.KNOWLEDGE_PHRASES or relation == "IsA"
         assert isinstance(head, str) and isinstance(tail, str)
 
 
@@ -68,27 +66,27 @@ def test_scene_graphs_follow_visual_genome(generated):
     seen_object_ids = set()
     for scene in scene_graphs:
         objects = scene["objects"]
-        assert samples.MIN_OBJECTS <= len(objects) <= samples.MAX_OBJECTS
+        assert demo.MIN_OBJECTS <= len(objects) <= demo.MAX_OBJECTS
         for obj in objects:
             assert isinstance(obj["object_id"], int) and obj["object_id"] not in seen_object_ids
             seen_object_ids.add(obj["object_id"])
-            assert len(obj["names"]) == 1 and obj["names"][0] in samples.CATEGORIES
+            assert len(obj["names"]) == 1 and obj["names"][0] in demo.CATEGORIES
             assert obj["w"] >= 8 and obj["h"] >= 8
             assert obj["x"] >= 0 and obj["x"] + obj["w"] <= scene["width"]
             assert obj["y"] >= 0 and obj["y"] + obj["h"] <= scene["height"]
-            colors = [value for value in obj["attributes"] if samples.ATTRIBUTE_KINDS[value] == samples.COLOR]
+            colors = [value for value in obj["attributes"] if demo.ATTRIBUTE_KINDS[value] == demo.COLOR]
             assert len(colors) == 1
         ids = {obj["object_id"] for obj in objects}
-        boxes = {obj["object_id"]: samples.Box(obj["x"], obj["y"], obj["w"], obj["h"]) for obj in objects}
+        boxes = {obj["object_id"]: demo.Box(obj["x"], obj["y"], obj["w"], obj["h"]) for obj in objects}
         relations = collections.defaultdict(list)
         for relationship in scene["relationships"]:
             assert relationship["subject_id"] in ids and relationship["object_id"] in ids
-            assert relationship["predicate"] in samples.PREDICATES
+            assert relationship["predicate"] in demo.PREDICATES
             relations[relationship["subject_id"], relationship["object_id"]].append(relationship["predicate"])
         # Relationships are exactly what the geometry says.
         for subject in ids:
             for reference in ids - {subject}:
-                expected = samples.spatial_predicates(boxes[subject], boxes[reference])
+                expected = demo.spatial_predicates(boxes[subject], boxes[reference])
                 assert relations.get((subject, reference), []) == expected
 
 
@@ -169,9 +167,9 @@ def test_executing_programs_reproduces_outputs_and_answers(generated):
     for question in questions:
         scene = scenes[question["image_id"]]
         program = question["program"]
-        outputs = samples.execute_program(program, scene, knowledge)
+        outputs = demo.execute_program(program, scene, knowledge)
         assert outputs == [step["output"] for step in program], question["question_id"]
-        assert samples.derive_answer(program, outputs, scene) == question["answer"]
+        assert demo.derive_answer(program, outputs, scene) == question["answer"]
         assert program[0]["function"] == "Initial"
         if question["question_type"] in QUERY_TYPES:
             # Query questions are unambiguous: one object is left, and it is the target.
@@ -214,11 +212,11 @@ def test_the_program_executor_follows_its_documented_semantics():
             {"relationship_id": 3, "subject_id": 4, "predicate": "next to", "object_id": 1},
         ],
     }
-    knowledge = [{"triplet": list(triplet)} for triplet in samples.knowledge_graph()]
+    knowledge = [{"triplet": list(triplet)} for triplet in demo.knowledge_graph()]
 
     def run(*steps):
         program = [{"function": function, "text_input": list(arguments)} for function, arguments in steps]
-        return samples.execute_program(program, scene, knowledge)
+        return demo.execute_program(program, scene, knowledge)
 
     initial = ("Initial", ())
     assert run(initial, ("Find", ("table",)), ("Relate Reverse", ("on",))) == [[1, 2, 3, 4], [1], [2, 3]]
@@ -238,7 +236,7 @@ def test_the_program_executor_follows_its_documented_semantics():
 
     program = [{"function": "Initial", "text_input": []}, {"function": "Find", "text_input": ["cup"]}]
     program.append({"function": "Recognition", "text_input": ["color"]})
-    assert samples.derive_answer(program, samples.execute_program(program, scene, knowledge), scene) == "red"
+    assert demo.derive_answer(program, demo.execute_program(program, scene, knowledge), scene) == "red"
 
 
 # --- determinism --------------------------------------------------------------------------------
@@ -254,9 +252,9 @@ def _file_bytes(files):
 
 
 def test_the_same_seed_gives_the_same_bytes_and_another_seed_does_not(tmp_path):
-    first = _file_bytes(samples.generate_samples(tmp_path / "first", images=4, seed=7))
-    again = _file_bytes(samples.generate_samples(tmp_path / "again", images=4, seed=7))
-    other = _file_bytes(samples.generate_samples(tmp_path / "other", images=4, seed=8))
+    first = _file_bytes(demo.generate_demo(tmp_path / "first", images=4, seed=7))
+    again = _file_bytes(demo.generate_demo(tmp_path / "again", images=4, seed=7))
+    other = _file_bytes(demo.generate_demo(tmp_path / "other", images=4, seed=8))
     assert first == again
     assert first["cric_questions.json"] != other["cric_questions.json"]
     assert first["cric_scene_graphs.json"] != other["cric_scene_graphs.json"]
@@ -267,16 +265,14 @@ def test_the_same_seed_gives_the_same_bytes_and_another_seed_does_not(tmp_path):
 
 
 def test_backdrop_colours_and_object_colours_are_far_apart():
-    for color in samples.COLORS.values():
-        for backdrop in samples.BACKDROP_COLORS:
+    for color in demo.COLORS.values():
+        for backdrop in demo.BACKDROP_COLORS:
             assert sum(abs(a - b) for a, b in zip(color, backdrop, strict=True)) >= 60
 
 
 def test_every_object_is_drawn_in_its_colour(generated):
     _, files, _, scene_graphs, _ = generated
-    backdrops = {
-        kind: np.asarray(samples.render_backdrop(kind), dtype=np.int16) for kind in samples.SCENE_KINDS
-    }
+    backdrops = {kind: np.asarray(demo.render_backdrop(kind), dtype=np.int16) for kind in demo.SCENE_KINDS}
     for scene in scene_graphs:
         with Image.open(files.images_dir / f"{scene['image_id']}.png") as image:
             pixels = np.asarray(image.convert("RGB"), dtype=np.int16)
@@ -287,6 +283,6 @@ def test_every_object_is_drawn_in_its_colour(generated):
             inside = (slice(obj["y"], obj["y"] + obj["h"]), slice(obj["x"], obj["x"] + obj["w"]))
             changed = np.abs(pixels[inside] - backdrop[inside]).sum(axis=2) > 40
             assert changed.mean() >= 0.25, (scene["image_id"], obj)
-            (color,) = [value for value in obj["attributes"] if value in samples.COLORS]
-            in_color = np.abs(pixels[inside] - np.array(samples.COLORS[color])).max(axis=2) <= 10
+            (color,) = [value for value in obj["attributes"] if value in demo.COLORS]
+            in_color = np.abs(pixels[inside] - np.array(demo.COLORS[color])).max(axis=2) <= 10
             assert in_color.mean() >= 0.08, (scene["image_id"], obj, in_color.mean())

@@ -1,6 +1,6 @@
 """STE-VQA baselines: OCR tokens chosen at random, by a question-aware ranker, or by the truth.
 
-The images are the demo street scenes of plugins.stevqa.samples, read by the real OCR engine
+The images are the demo street scenes of plugins.stevqa.demo, read by the real OCR engine
 once for the whole module (about a second per image).
 """
 
@@ -11,14 +11,15 @@ from PIL import Image
 
 from benchmarks.spec import ScoringFiles
 from inference.baselines import RunChoices, Unit, load_baseline
-from plugins.stevqa import metric, samples
+from plugins.stevqa import demo as demo_data
+from plugins.stevqa import metric
 from plugins.stevqa.baselines import NO_EVIDENCE, RankerBaseline, SceneText, Token, question_kind
 from plugins.stevqa.spec import SPEC
 
 IMAGES = 10
 
 pytestmark = pytest.mark.skipif(
-    not (samples.CHINESE_FONT_PATH.is_file() and samples.ENGLISH_FONT_PATH.is_file()),
+    not (demo_data.CHINESE_FONT_PATH.is_file() and demo_data.ENGLISH_FONT_PATH.is_file()),
     reason="scene-text fonts missing: install fonts-wqy-microhei and fonts-dejavu-core",
 )
 
@@ -42,8 +43,8 @@ def demo_units(data: Path, images: Path) -> list[Unit]:
 def demo(tmp_path_factory):
     """The demo file, its units, and a reader that has OCR'd every image once."""
     folder = tmp_path_factory.mktemp("stevqa")
-    data = samples.generate_samples(folder, count=IMAGES, seed=1)
-    units = demo_units(data, folder / samples.IMAGES_FOLDER_NAME)
+    data = demo_data.generate_demo(folder, count=IMAGES, seed=1)
+    units = demo_units(data, folder / demo_data.IMAGES_FOLDER_NAME)
     reader = SceneText()
     for unit in units:
         reader.tokens(unit.images["image"])

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw
 
-from plugins.stevqa import samples
+from plugins.stevqa import demo
 
 pytestmark = pytest.mark.skipif(
-    not (samples.CHINESE_FONT_PATH.is_file() and samples.ENGLISH_FONT_PATH.is_file()),
+    not (demo.CHINESE_FONT_PATH.is_file() and demo.ENGLISH_FONT_PATH.is_file()),
     reason=(
         "scene-text fonts missing: install the Debian packages fonts-wqy-microhei "
         "(WenQuanYi Micro Hei) and fonts-dejavu-core"
@@ -42,7 +42,7 @@ def _polygon_mask(points, size):
 def generated(tmp_path_factory):
     """One default-sized sample set, shared by the tests that only read it."""
     out_dir = tmp_path_factory.mktemp("stevqa")
-    annotation_path = samples.generate_samples(out_dir, count=40, seed=0)
+    annotation_path = demo.generate_demo(out_dir, count=40, seed=0)
     return out_dir, annotation_path
 
 
@@ -62,7 +62,7 @@ def test_generated_file_follows_training_format(generated):
         assert isinstance(record["image"], str)
         with Image.open(out_dir / "images" / record["image"]) as image:
             assert image.format == "PNG"
-            assert image.size == (samples.IMAGE_WIDTH, samples.IMAGE_HEIGHT)
+            assert image.size == (demo.IMAGE_WIDTH, demo.IMAGE_HEIGHT)
         assert 1 <= len(record["annotation"]) <= 3
         for entry in record["annotation"]:
             assert set(entry) == {"question", "answer", "evidence"}
@@ -73,7 +73,7 @@ def test_generated_file_follows_training_format(generated):
             assert len(evidence) == 8
             assert all(isinstance(value, str) and value.lstrip("-").isdigit() for value in evidence)
             points = _evidence_points(evidence)
-            assert all(0 <= x < samples.IMAGE_WIDTH and 0 <= y < samples.IMAGE_HEIGHT for x, y in points)
+            assert all(0 <= x < demo.IMAGE_WIDTH and 0 <= y < demo.IMAGE_HEIGHT for x, y in points)
             questions.append(entry["question"])
             quads.append(points)
 
@@ -105,7 +105,7 @@ def test_evidence_covers_ink_in_the_image(generated):
 
 def test_same_seed_gives_identical_files(tmp_path, generated):
     first_dir, first_json = generated
-    second_json = samples.generate_samples(tmp_path / "again", count=40, seed=0)
+    second_json = demo.generate_demo(tmp_path / "again", count=40, seed=0)
     assert first_json.read_bytes() == second_json.read_bytes()
     for name in ("stevqa_000.png", "stevqa_017.png", "stevqa_039.png"):
         assert (first_dir / "images" / name).read_bytes() == (
@@ -114,8 +114,8 @@ def test_same_seed_gives_identical_files(tmp_path, generated):
 
 
 def test_different_seed_gives_different_samples(tmp_path):
-    first = samples.generate_samples(tmp_path / "first", count=4, seed=1)
-    second = samples.generate_samples(tmp_path / "second", count=4, seed=2)
+    first = demo.generate_demo(tmp_path / "first", count=4, seed=1)
+    second = demo.generate_demo(tmp_path / "second", count=4, seed=2)
     assert first.read_bytes() != second.read_bytes()
     assert (tmp_path / "first" / "images" / "stevqa_000.png").read_bytes() != (
         tmp_path / "second" / "images" / "stevqa_000.png"
@@ -126,7 +126,7 @@ def test_generation_leaves_global_random_state_alone(tmp_path):
     random.seed(1234)
     expected = random.random()
     random.seed(1234)
-    samples.generate_samples(tmp_path, count=2, seed=5)
+    demo.generate_demo(tmp_path, count=2, seed=5)
     assert random.random() == expected
 
 
@@ -134,7 +134,7 @@ def test_quadrilateral_encloses_the_answer_ink():
     """At least 99% of each answer's ink (as warped onto the scene) lies in its quad."""
     perspective_seen = False
     for seed in range(30):
-        scene = samples.compose_scene(random.Random(seed))
+        scene = demo.compose_scene(random.Random(seed))
         assert 1 <= len(scene.questions) <= 3
         for question in scene.questions:
             ink = np.asarray(question.text_mask, dtype=float)
@@ -150,18 +150,18 @@ def test_quadrilateral_encloses_the_answer_ink():
 def test_homography_maps_correspondences_and_matches_pillow():
     source = [(0.0, 0.0), (200.0, 0.0), (200.0, 80.0), (0.0, 80.0)]
     target = [(30.0, 40.0), (210.0, 60.0), (205.0, 120.0), (25.0, 125.0)]
-    forward = samples.solve_homography(source, target)
-    assert np.allclose(samples.apply_homography(forward, source), target)
+    forward = demo.solve_homography(source, target)
+    assert np.allclose(demo.apply_homography(forward, source), target)
 
     # Pillow maps output pixels back to input ones: the coefficients must be the inverse.
-    coefficients = samples.pillow_perspective_coefficients(forward)
+    coefficients = demo.pillow_perspective_coefficients(forward)
     backward = np.append(coefficients, 1.0).reshape(3, 3)
-    assert np.allclose(samples.apply_homography(backward, target), source)
+    assert np.allclose(demo.apply_homography(backward, target), source)
 
 
 def test_missing_font_names_the_debian_package(monkeypatch, tmp_path):
     missing = tmp_path / "wqy-microhei.ttc"
-    monkeypatch.setattr(samples, "FONT_PACKAGES", {missing: "fonts-wqy-microhei"})
+    monkeypatch.setattr(demo, "FONT_PACKAGES", {missing: "fonts-wqy-microhei"})
     with pytest.raises(FileNotFoundError, match="fonts-wqy-microhei"):
-        samples.generate_samples(tmp_path / "out", count=1)
+        demo.generate_demo(tmp_path / "out", count=1)
     assert not (tmp_path / "out").exists()

@@ -1,6 +1,6 @@
 """Tests for reading the text inside an evidence quadrilateral (pure Python, no database).
 
-The images are the demo street scenes of plugins.stevqa.samples: real rendered signs, English
+The images are the demo street scenes of plugins.stevqa.demo: real rendered signs, English
 and Chinese, some in perspective, each answer with the quadrilateral around its text.
 """
 
@@ -14,12 +14,12 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from plugins.stevqa import demo
 from plugins.stevqa import evidence as ocr
-from plugins.stevqa import samples
 from plugins.stevqa.formats import language
 
 pytestmark = pytest.mark.skipif(
-    not (samples.CHINESE_FONT_PATH.is_file() and samples.ENGLISH_FONT_PATH.is_file()),
+    not (demo.CHINESE_FONT_PATH.is_file() and demo.ENGLISH_FONT_PATH.is_file()),
     reason="scene-text fonts missing: install fonts-wqy-microhei and fonts-dejavu-core",
 )
 
@@ -28,10 +28,10 @@ pytestmark = pytest.mark.skipif(
 def signs(tmp_path_factory):
     """(image path, answer, evidence as 8 floats) of every QA pair on 6 demo images."""
     folder = tmp_path_factory.mktemp("ocr-signs")
-    records = json.loads(samples.generate_samples(folder, count=6, seed=1).read_text(encoding="utf-8"))
+    records = json.loads(demo.generate_demo(folder, count=6, seed=1).read_text(encoding="utf-8"))
     return [
         (
-            folder / samples.IMAGES_FOLDER_NAME / record["image"],
+            folder / demo.IMAGES_FOLDER_NAME / record["image"],
             pair["answer"],
             [float(v) for v in pair["evidence"]],
         )

@@ -125,17 +125,17 @@ def test_good_pairs_in_both_languages_have_no_problem():
 
 def test_the_generated_demo_pairs_keep_every_rule(tmp_path):
     """The demo generator's questions are real STE-VQA style questions: none may be refused."""
-    from plugins.stevqa import samples
+    from plugins.stevqa import demo
 
-    if not (samples.CHINESE_FONT_PATH.is_file() and samples.ENGLISH_FONT_PATH.is_file()):
+    if not (demo.CHINESE_FONT_PATH.is_file() and demo.ENGLISH_FONT_PATH.is_file()):
         pytest.skip("scene-text fonts missing (fonts-wqy-microhei, fonts-dejavu-core)")
-    records = json.loads(samples.generate_samples(tmp_path, count=12, seed=4).read_text(encoding="utf-8"))
+    records = json.loads(demo.generate_demo(tmp_path, count=12, seed=4).read_text(encoding="utf-8"))
     for record in records:
         pairs = [
             {**annotation, "evidence": [float(value) for value in annotation["evidence"]]}
             for annotation in record["annotation"]
         ]
-        assert check_pairs(pairs, width=samples.IMAGE_WIDTH, height=samples.IMAGE_HEIGHT) == [], record
+        assert check_pairs(pairs, width=demo.IMAGE_WIDTH, height=demo.IMAGE_HEIGHT) == [], record
 
 
 def test_yes_no_question_and_answer_are_refused_in_both_languages():

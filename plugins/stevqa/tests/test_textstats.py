@@ -96,11 +96,11 @@ def test_statistics_of_nothing_have_both_languages_empty():
 
 
 def demo_stats(tmp_path):
-    from plugins.stevqa import samples
+    from plugins.stevqa import demo
 
-    if not samples.CHINESE_FONT_PATH.is_file():
+    if not demo.CHINESE_FONT_PATH.is_file():
         pytest.skip("fonts-wqy-microhei missing")
-    records = json.loads(samples.generate_samples(tmp_path, count=10, seed=2).read_text(encoding="utf-8"))
+    records = json.loads(demo.generate_demo(tmp_path, count=10, seed=2).read_text(encoding="utf-8"))
     return statistics([pair for record in records for pair in record["annotation"]])
 
 
@@ -144,20 +144,20 @@ def test_labels_can_be_replaced(tmp_path):
 def test_chinese_labels_use_a_cjk_font():
     from matplotlib import font_manager
 
-    from plugins.stevqa import samples
+    from plugins.stevqa import demo
 
-    if not samples.CHINESE_FONT_PATH.is_file():
+    if not demo.CHINESE_FONT_PATH.is_file():
         pytest.skip("fonts-wqy-microhei missing")
     family = textstats.cjk_family()
     assert family == "WenQuanYi Micro Hei"
     found = font_manager.findfont(font_manager.FontProperties(family=family), fallback_to_default=False)
-    assert Path(found).name == samples.CHINESE_FONT_PATH.name
+    assert Path(found).name == demo.CHINESE_FONT_PATH.name
 
 
 def test_without_any_cjk_font_the_plots_are_still_drawn(monkeypatch, tmp_path):
-    from plugins.stevqa import samples
+    from plugins.stevqa import demo
 
-    monkeypatch.setattr(samples, "CHINESE_FONT_PATH", tmp_path / "absent.ttc")
+    monkeypatch.setattr(demo, "CHINESE_FONT_PATH", tmp_path / "absent.ttc")
     assert textstats.cjk_family.__wrapped__() in (*textstats.CJK_FAMILIES, None)
     monkeypatch.setattr(textstats, "cjk_family", lambda: None)
     stats = statistics([{"question": "这家店叫什么名字？", "answer": "东风路"}])

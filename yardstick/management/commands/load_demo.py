@@ -1,4 +1,4 @@
-"""python manage.py load_samples: demo users, and a demo dataset and test plan per benchmark, made by code."""
+"""python manage.py load_demo: demo users, and a demo dataset and test plan per benchmark, made by code."""
 
 import json
 import tempfile
