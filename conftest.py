@@ -45,6 +45,18 @@ def plain_http():
         yield
 
 
+@pytest.fixture(scope="session", autouse=True)
+def quick_password_hashing():
+    """Passwords hashed with one round of MD5 in the tests: the production hasher (Django's PBKDF2,
+    a million rounds: tests/yardstick/test_security.py checks it is the one the settings keep)
+    costs 0.3 s a user made and a log-in, minutes over the suite. What the tests check of log-ins
+    (lockout, throttling, one-time links) is the same with either hasher."""
+    from django.test import override_settings
+
+    with override_settings(PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"]):
+        yield
+
+
 @pytest.fixture(autouse=True)
 def english_by_default():
     """Each test starts in English: a request in Chinese (the test client runs in this thread, and

@@ -76,6 +76,17 @@ def test_debug_is_off_unless_asked_for_and_https_is_the_default_then(tmp_path):
     assert relaxed == "True False ('HTTP_X_FORWARDED_PROTO', 'https')"
 
 
+def test_passwords_are_stored_with_a_slow_hash_outside_the_tests(tmp_path):
+    # The tests hash with one round of MD5 for speed (conftest.py); the app itself keeps Django's
+    # PBKDF2 with its hundreds of thousands of rounds.
+    shown = settings_in_a_fresh_process(
+        tmp_path,
+        "from django.contrib.auth.hashers import get_hasher; hasher = get_hasher(); "
+        "print(hasher.algorithm, hasher.iterations >= 600_000)",
+    )
+    assert shown == "pbkdf2_sha256 True"
+
+
 def test_repeated_failed_log_ins_lock_the_account_for_that_client(settings):
     settings.AXES_ENABLED = True
     settings.AXES_FAILURE_LIMIT = 3
