@@ -5,6 +5,7 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework import mixins, permissions, status, viewsets
 from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.response import Response
+from rest_framework.reverse import reverse
 from rest_framework.views import APIView
 
 from accounts.inputs import InputRefused, object_id
@@ -13,7 +14,7 @@ from benchmarks.records import FormatError
 from benchmarks.selectors import datasets_for
 from benchmarks.spec import OFFICIAL
 from evaluation.comparison import ComparisonInputError
-from evaluation.models import Submission
+from evaluation.models import ScoringJob, Submission
 from evaluation.reports import table_json
 from evaluation.selectors import (
     RowNotFound,
@@ -22,8 +23,14 @@ from evaluation.selectors import (
     report_table,
     submissions_for,
 )
-from evaluation.serializers import SubmissionSerializer
-from evaluation.services import SubmissionRefused, owner_problem, submit_predictions
+from evaluation.serializers import ScoringJobSerializer, SubmissionSerializer
+from evaluation.services import (
+    SubmissionRefused,
+    owner_problem,
+    scored_in_request,
+    start_scoring_job,
+    submit_predictions,
+)
 
 
 class SubmissionViewSet(
@@ -49,6 +56,18 @@ class SubmissionViewSet(
             return [permissions.IsAuthenticated(), requires("evaluation.add_submission")()]
         return super().get_permissions()
 
+    @extend_schema(
+        responses={
+            201: SubmissionSerializer,
+            202: OpenApiResponse(
+                ScoringJobSerializer,
+                description="A dataset of more scoring units than the server scores in a request "
+                "(YARDSTICK_SCORE_IN_REQUEST_UNITS): the file was checked and a worker scores it; "
+                "follow the job at /api/v1/scoring-jobs/<id>/ (its Location).",
+            ),
+            400: OpenApiResponse(description="Every bad record or field named; nothing stored."),
+        }
+    )
     def create(self, request, *args, **kwargs):
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -56,8 +75,9 @@ class SubmissionViewSet(
         if not datasets_for(request.user).filter(pk=data["dataset"].pk).exists():
             raise ValidationError({"dataset": ["no such dataset"]})
         upload = data["file"]
+        in_request = scored_in_request(data["dataset"])
         try:
-            submission = submit_predictions(
+            submitted = (submit_predictions if in_request else start_scoring_job)(
                 dataset=data["dataset"],
                 name=data["name"],
                 producer=data.get("producer", Submission.Producer.MODEL),
@@ -73,7 +93,13 @@ class SubmissionViewSet(
             raise ValidationError({error.field or "non_field_errors": [str(error)]}) from None
         except ValueError as error:
             raise ValidationError({"non_field_errors": [str(error)]}) from None
-        return Response(self.get_serializer(submission).data, status=status.HTTP_201_CREATED)
+        if in_request:
+            return Response(self.get_serializer(submitted).data, status=status.HTTP_201_CREATED)
+        job = ScoringJobSerializer(submitted, context=self.get_serializer_context()).data
+        location = reverse("scoringjob-detail", args=[submitted.pk], request=request)
+        return Response(
+            {**job, "url": location}, status=status.HTTP_202_ACCEPTED, headers={"Location": location}
+        )
 
     def perform_destroy(self, instance):
         # Everybody with the role reads every report; only who made a submission (or an admin)
@@ -82,6 +108,19 @@ class SubmissionViewSet(
         if problem := owner_problem(user=self.request.user, submission=instance):
             raise PermissionDenied(problem)
         instance.delete()
+
+
+class ScoringJobViewSet(viewsets.ReadOnlyModelViewSet):
+    """Uploads scored by a worker: a researcher follows their own, an admin every one."""
+
+    serializer_class = ScoringJobSerializer
+    permission_classes = [permissions.IsAuthenticated, requires("evaluation.view_submission")]
+
+    def get_queryset(self):
+        jobs = ScoringJob.objects.filter(dataset__in=datasets_for(self.request.user)).select_related(
+            "created_by"
+        )
+        return jobs if self.request.user.is_superuser else jobs.filter(created_by=self.request.user)
 
 
 class DatasetReportView(APIView):

@@ -1,7 +1,7 @@
 from rest_framework import serializers
 
 from benchmarks.storage import check_upload_size
-from evaluation.models import Submission
+from evaluation.models import ScoringJob, Submission
 
 
 class SubmissionSerializer(serializers.ModelSerializer):
@@ -44,3 +44,22 @@ class SubmissionSerializer(serializers.ModelSerializer):
             "created_by",
             "created_at",
         ]
+
+
+class ScoringJobSerializer(serializers.ModelSerializer):
+    """A prediction file being scored by a worker (an upload to a large dataset): its status, its
+    progress while it runs, the submission it fills, and the reasons when it failed."""
+
+    progress = serializers.SerializerMethodField()
+    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+
+    class Meta:
+        model = ScoringJob
+        fields = [
+            "id", "dataset", "submission", "name", "status", "progress", "errors", "created_by",
+            "created_at", "started_at", "finished_at",
+        ]  # fmt: skip
+        read_only_fields = fields
+
+    def get_progress(self, job: ScoringJob) -> dict:
+        return job.progress()

@@ -9,7 +9,13 @@ from rest_framework.routers import DefaultRouter
 
 from accounts.urls import token_view
 from benchmarks.api import DatasetViewSet, ImportJobViewSet
-from evaluation.api import DatasetCompareView, DatasetPairwiseView, DatasetReportView, SubmissionViewSet
+from evaluation.api import (
+    DatasetCompareView,
+    DatasetPairwiseView,
+    DatasetReportView,
+    ScoringJobViewSet,
+    SubmissionViewSet,
+)
 from humantest.api import TestPlanViewSet
 from humantest.study_views import join as humantest_join
 from inference.api import ModelRunViewSet
@@ -20,6 +26,7 @@ router = DefaultRouter()
 router.register("datasets", DatasetViewSet, basename="dataset")
 router.register("imports", ImportJobViewSet, basename="importjob")
 router.register("submissions", SubmissionViewSet, basename="submission")
+router.register("scoring-jobs", ScoringJobViewSet, basename="scoringjob")
 router.register("test-plans", TestPlanViewSet, basename="testplan")
 router.register("model-runs", ModelRunViewSet, basename="modelrun")
 

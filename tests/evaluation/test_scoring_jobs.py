@@ -169,3 +169,55 @@ def test_a_dataset_deleted_while_an_upload_waits_leaves_no_file_behind(
     with django_capture_on_commit_callbacks(execute=True):
         dataset.delete()  # as the admin deletes one
     assert not ScoringJob.objects.exists() and not os.path.exists(path)
+
+
+def api_upload(api, dataset, data, name="api model"):
+    return api.post(
+        "/api/v1/submissions/",
+        {"dataset": dataset.pk, "name": name, "setting": "event", "file": SimpleUploadedFile("a.json", data)},
+        format="multipart",
+    )
+
+
+def test_the_api_answers_202_with_the_job_for_a_large_upload_and_201_below(
+    settings, worker_scores, django_capture_on_commit_callbacks
+):
+    from rest_framework.test import APIClient
+
+    dataset, samples = trance_dataset()
+    rita, rob = make_user("rita", "researcher"), make_user("rob", "researcher")
+    api = APIClient()
+    api.force_authenticate(rita)
+    with django_capture_on_commit_callbacks() as queued:
+        response = api_upload(api, dataset, perfect_answers(samples))
+    assert response.status_code == 202, response.content
+    job = response.json()
+    assert (
+        job["status"] == "queued"
+        and job["submission"]
+        and job["url"].endswith(f"/api/v1/scoring-jobs/{job['id']}/")
+    )
+    assert response["Location"] == job["url"]
+    assert not Submission.objects.get(pk=job["submission"]).scored_at
+    # A bad file is still refused at once, naming the record, with nothing kept.
+    refused = api_upload(api, dataset, b'{"1": [{"obj_idx": "x"}]}', name="bad")
+    assert refused.status_code == 400 and "file" in refused.json()
+    for callback in queued:
+        callback()  # the worker
+    followed = api.get(job["url"]).json()
+    assert (followed["status"], followed["progress"]["percent"], followed["errors"]) == ("succeeded", 100, [])
+    scored = api.get(f"/api/v1/submissions/{job['submission']}/").json()
+    assert scored["scored_at"] and scored["summary"]["Acc"] == 1.0
+    # Each researcher follows their own jobs; testers none.
+    other = APIClient()
+    other.force_authenticate(rob)
+    assert (
+        other.get(job["url"]).status_code == 404
+        and other.get("/api/v1/scoring-jobs/").json()["results"] == []
+    )
+    other.force_authenticate(make_user("tess", "tester"))
+    assert other.get(job["url"]).status_code == 403
+    # Below the threshold the file is scored in the request: 201 with the summary.
+    settings.SCORE_IN_REQUEST_UNITS = 10_000
+    small = api_upload(api, dataset, perfect_answers(samples), name="small")
+    assert small.status_code == 201 and small.json()["summary"]["Acc"] == 1.0

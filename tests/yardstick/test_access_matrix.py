@@ -31,6 +31,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from rest_framework.authtoken.models import Token
 
 from annotation import queue
+from evaluation.models import ScoringJob
 from evaluation.services import submit_predictions
 from inference.services import start_run
 from tests.factories import make_user
@@ -56,7 +57,7 @@ def rows(site) -> dict[tuple[str, str], tuple[str, set[str]]]:
     p, plan, test_plan = site.project.pk, site.plan.pk, site.test_plan.pk
     held, verdict, trial = site.held.pk, site.verdict_task.pk, site.trial.pk
     session = site.trial.session_id
-    sub, run, job = site.submission.pk, site.run.pk, site.job.pk
+    sub, run, job, scoring = site.submission.pk, site.run.pk, site.job.pk, site.scoring.pk
     return {
         ("home", "GET"): ("/", SIGNED_IN),
         ("login", "GET"): ("/accounts/login/", EVERYONE),
@@ -195,6 +196,8 @@ def rows(site) -> dict[tuple[str, str], tuple[str, set[str]]]:
         ("importjob-list", "POST"): ("/api/v1/imports/", RESEARCHERS),
         ("importjob-detail", "GET"): (f"/api/v1/imports/{job}/", OWNER),
         ("submission-list", "GET"): ("/api/v1/submissions/", RESEARCHERS),
+        ("scoringjob-list", "GET"): ("/api/v1/scoring-jobs/", RESEARCHERS),
+        ("scoringjob-detail", "GET"): (f"/api/v1/scoring-jobs/{scoring}/", OWNER),
         ("submission-list", "POST"): ("/api/v1/submissions/", RESEARCHERS),
         ("submission-detail", "GET"): (f"/api/v1/submissions/{sub}/", RESEARCHERS),
         ("submission-detail", "DELETE"): (f"/api/v1/submissions/{sub}/", OWNER),
@@ -265,6 +268,7 @@ def site(tmp_path, settings, trance_dataset):
     from benchmarks.models import ImportJob
 
     site.job = ImportJob.objects.create(benchmark="cric", name="upload", created_by=rita, upload="x.json")
+    site.scoring = ScoringJob.objects.create(dataset=site.cric, name="waiting", created_by=rita)
     from humantest import studies
     from humantest.models import PaymentBatch
 
