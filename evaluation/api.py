@@ -18,7 +18,6 @@ from evaluation.models import ScoringJob, Submission
 from evaluation.reports import table_json
 from evaluation.selectors import (
     RowNotFound,
-    compare_report_rows,
     report_row_labels,
     report_table,
     submissions_for,
@@ -140,7 +139,8 @@ class DatasetReportView(APIView):
 
 class DatasetCompareView(APIView):
     """GET /api/v1/datasets/<id>/compare/?a=<row>&b=<row>[&metric=M]: two report rows compared on the
-    units both answered (paired difference with its BCa interval; McNemar, Holm-adjusted)."""
+    units both answered (paired difference with its BCa interval; McNemar, Holm-adjusted). A worker
+    computes it once per set of submissions: 202 {"status": "computing"} until it is there."""
 
     permission_classes = [
         permissions.IsAuthenticated,
@@ -156,12 +156,17 @@ class DatasetCompareView(APIView):
                 "metric", str, required=False, description='only columns with this label, e.g. "Acc"'
             ),
         ],
-        responses={200: OpenApiResponse(description="Per column: n, means, difference, interval, McNemar.")},
+        responses={
+            200: OpenApiResponse(description="Per column: n, means, difference, interval, McNemar."),
+            202: OpenApiResponse(description='{"status": "computing"}: a worker compares them; ask again.'),
+        },
     )
     def get(self, request, pk: int):
         dataset = get_object_or_404(datasets_for(request.user), pk=pk)
+        from evaluation.tasks import current_comparison
+
         try:
-            result = compare_report_rows(
+            result = current_comparison(
                 dataset,
                 request.query_params.get("a", ""),
                 request.query_params.get("b", ""),
@@ -169,6 +174,8 @@ class DatasetCompareView(APIView):
             )
         except (RowNotFound, ComparisonInputError) as error:
             raise ValidationError({"detail": str(error)}) from None
+        if result is None:
+            return Response({"status": "computing"}, status=202)
         return Response(result)
 
 

@@ -12,6 +12,7 @@ from django.utils import timezone
 from django.utils.translation import gettext
 
 from benchmarks.models import Dataset, Item
+from evaluation.comparison import ComparisonInputError
 from evaluation.models import Prediction, ScoringJob, Submission
 from evaluation.reports import (
     PRODUCER_ORDER,
@@ -191,9 +192,15 @@ def compare_report_rows(
     metric: str | None = None,
     by: str | None = None,
     resamples: int = 2000,
-) -> dict[str, Any]:
+    compute: bool = True,
+) -> dict[str, Any] | None:
     """Two report rows compared on the units both answered (`evaluation.reports.compare_rows`),
-    kept in the cache under the versions of the dataset's submissions."""
+    kept in the cache under the versions of the dataset's submissions.
+
+    With `compute` False, only what is kept: None when nothing is (pages ask a worker for it,
+    `evaluation.tasks.schedule_comparison`; the bootstrap over 60,000 units takes 20 s and more).
+    A comparison that failed in the worker is kept as its error and raised again here.
+    """
     from django.core.cache import cache
 
     if label_a == label_b:
@@ -211,15 +218,25 @@ def compare_report_rows(
     )
     cached = cache.get(key)
     if cached is not None:
+        if "error" in cached:
+            raise ComparisonInputError(cached["error"])
         return cached
-    groups = labelled_rows(dataset, [label_a, label_b], submissions)
+    if not compute:
+        return None
+    try:
+        groups = labelled_rows(dataset, [label_a, label_b], submissions)
+        columns = compare_rows(
+            dataset.spec, groups[label_a], groups[label_b], metric=metric, by=by, resamples=resamples
+        )
+    except (RowNotFound, ComparisonInputError) as error:
+        # Kept as the answer for these rows and versions: a page waiting on a worker shows it.
+        cache.set(key, {"error": str(error)}, timeout=7 * 24 * 3600)
+        raise
     result = {
         "dataset": dataset.pk,
         "a": label_a,
         "b": label_b,
-        "columns": compare_rows(
-            dataset.spec, groups[label_a], groups[label_b], metric=metric, by=by, resamples=resamples
-        ),
+        "columns": columns,
         "parameters": {
             "interval": "BCa bootstrap over units resampled together (scipy.stats.bootstrap, paired=True)",
             "resamples": resamples,

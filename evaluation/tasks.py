@@ -69,6 +69,47 @@ def compute_pairwise(dataset_pk: int, key: str) -> None:
         cache.delete(scheduled_key(dataset_pk, key))
 
 
+def comparison_scheduled_key(dataset_pk: int, *choices) -> str:
+    from evaluation.selectors import hashlib_of
+
+    return f"evaluation:compare-scheduled:{dataset_pk}:{hashlib_of(choices)}"
+
+
+def current_comparison(dataset, label_a: str, label_b: str, *, metric=None, by=None) -> dict | None:
+    """Two report rows compared, as kept for the submissions' current versions, or None after
+    asking a worker for it (one that runs tasks in-process has computed it by the time this
+    returns). RowNotFound or ComparisonInputError when the rows cannot be compared."""
+    from evaluation.selectors import compare_report_rows
+
+    choices = (label_a, label_b, metric, by)
+    result = compare_report_rows(dataset, label_a, label_b, metric=metric, by=by, compute=False)
+    if result is None and cache.add(
+        comparison_scheduled_key(dataset.pk, *choices), 1, timeout=SCHEDULED_TIMEOUT_S
+    ):
+        compute_comparison.delay(dataset.pk, *choices)
+        result = compare_report_rows(dataset, label_a, label_b, metric=metric, by=by, compute=False)
+    return result
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True)
+def compute_comparison(dataset_pk: int, label_a: str, label_b: str, metric, by) -> None:
+    """Compare two report rows and keep the result (or why they cannot be compared) for the page."""
+    from benchmarks.models import Dataset
+    from evaluation.comparison import ComparisonInputError
+    from evaluation.selectors import RowNotFound, compare_report_rows
+
+    try:
+        dataset = Dataset.objects.filter(pk=dataset_pk).first()
+        if dataset is not None:
+            compare_report_rows(dataset, label_a, label_b, metric=metric, by=by)
+    except (RowNotFound, ComparisonInputError):
+        pass  # kept as the comparison's error, which the page shows
+    except Exception:
+        logger.exception("rows %r and %r of dataset %s could not be compared", label_a, label_b, dataset_pk)
+    finally:
+        cache.delete(comparison_scheduled_key(dataset_pk, label_a, label_b, metric, by))
+
+
 # Acknowledged only once done: a job whose worker dies is declared lost by its heartbeat, and the
 # second delivery finds it no longer pending and does nothing.
 @shared_task(name="evaluation.score_upload", acks_late=True, reject_on_worker_lost=True)

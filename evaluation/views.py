@@ -36,7 +36,6 @@ from evaluation.reports import (
 from evaluation.selectors import (
     OVERLAP_KINDS,
     RowNotFound,
-    compare_report_rows,
     error_overlap_units,
     passed_units,
     report_row_labels,
@@ -54,7 +53,7 @@ from evaluation.services import (
     start_scoring_job,
     submit_predictions,
 )
-from evaluation.tasks import current_pairwise
+from evaluation.tasks import current_comparison, current_pairwise
 
 
 class ReportView(PermissionRequiredMixin, FormView):
@@ -269,19 +268,23 @@ class CompareView(PermissionRequiredMixin, View):
             "strata": dataset.spec.comparison_strata,
             "error": "",
             "columns": [],
+            "computing": False,
         }
         if first and second:
             try:
-                result = compare_report_rows(
+                result = current_comparison(
                     dataset, first, second, metric=request.GET.get("metric") or None, by=by or None
                 )
             except (RowNotFound, ComparisonInputError) as error:
                 context["error"] = str(error)
             else:
-                context["columns"] = [comparison_cells(column) for column in result["columns"]]
-                for column in context["columns"]:
-                    column["strata"] = [comparison_cells(stratum) for stratum in column.get("strata", ())]
-                context["parameters"] = json.dumps(result["parameters"], indent=2)
+                # Not kept yet: a worker computes it, and the page's script fetches it when it is there.
+                context["computing"] = result is None
+                if result is not None:
+                    context["columns"] = [comparison_cells(column) for column in result["columns"]]
+                    for column in context["columns"]:
+                        column["strata"] = [comparison_cells(stratum) for stratum in column.get("strata", ())]
+                    context["parameters"] = json.dumps(result["parameters"], indent=2)
         return render(request, "evaluation/compare.html", context)
 
 
@@ -459,11 +462,17 @@ class CompareExportView(PermissionRequiredMixin, View):
             raise Http404("no such export format")
         dataset = get_object_or_404(datasets_for(request.user), pk=pk)
         try:
-            result = compare_report_rows(
+            result = current_comparison(
                 dataset, request.GET.get("a", ""), request.GET.get("b", ""), by=request.GET.get("by") or None
             )
         except (RowNotFound, ComparisonInputError) as error:
             raise Http404(str(error)) from None
+        if result is None:
+            return HttpResponse(
+                _("The comparison is being computed by a worker: download it again in a moment."),
+                status=202,
+                content_type="text/plain; charset=utf-8",
+            )
         content_type, render_export = self.formats[extension]
         response = HttpResponse(render_export(result), content_type=content_type)
         return attachment(response, f"dataset-{dataset.pk}-comparison.{extension}")

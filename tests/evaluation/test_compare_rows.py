@@ -341,3 +341,42 @@ def test_a_failed_table_of_every_pair_is_a_409_with_a_short_message_not_a_500(tw
     answer = api.get(f"/api/v1/datasets/{two_rows.pk}/pairwise/")
     assert answer.status_code == 409 and answer.json()["status"] == "failed"
     assert "/srv/secret" not in answer.content.decode()
+
+
+def test_the_first_comparison_of_two_rows_is_a_workers_and_the_page_api_and_export_wait_for_it(
+    two_rows, client, monkeypatch
+):
+    from rest_framework.test import APIClient
+
+    from evaluation import tasks
+    from tests.factories import make_user
+
+    researcher = make_user("rita", "researcher")
+    client.force_login(researcher)
+    queued = []
+    monkeypatch.setattr(tasks.compute_comparison, "delay", lambda *args: queued.append(args))
+    query = {"a": "Oracle", "b": "Weak"}
+    page = client.get(f"/datasets/{two_rows.pk}/report/compare/", query).content.decode()
+    assert (
+        'data-state="computing"' in page
+        and "Being computed by a worker" in page
+        and "evaluation/compare.js" in page
+    )
+    assert 'id="comparison"' not in page
+    api = APIClient()
+    api.force_authenticate(researcher)
+    waiting = api.get(f"/api/v1/datasets/{two_rows.pk}/compare/", query)
+    assert (waiting.status_code, waiting.json()) == (202, {"status": "computing"})
+    export = client.get(f"/datasets/{two_rows.pk}/report/compare.csv", query)
+    assert export.status_code == 202 and "being computed by a worker" in export.content.decode()
+    assert len(queued) == 1  # asked once, however many pages wait for it
+    tasks.compute_comparison(*queued[0])
+    page = client.get(f"/datasets/{two_rows.pk}/report/compare/", query).content.decode()
+    assert 'data-state="ready"' in page and 'id="comparison"' in page and "evaluation/compare.js" not in page
+    assert api.get(f"/api/v1/datasets/{two_rows.pk}/compare/", query).status_code == 200
+    # Rows that cannot be compared: the worker keeps why, and the page says it instead of waiting.
+    unknown = {"a": "Oracle", "b": "Nobody"}
+    client.get(f"/datasets/{two_rows.pk}/report/compare/", unknown)
+    tasks.compute_comparison(*queued[-1])
+    page = client.get(f"/datasets/{two_rows.pk}/report/compare/", unknown).content.decode()
+    assert "has no report row" in page and 'data-state="ready"' in page
