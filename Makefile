@@ -62,18 +62,18 @@ format: $(VENV)/.test-installed
 	$(VENV)/bin/ruff format .
 
 perf: $(VENV)/.test-installed
-	$(PY) perf/import_cric.py
-	$(PY) perf/render.py
-	$(PY) perf/generate_trance.py
-	$(PY) perf/humantest_load.py
-	$(PY) perf/study_load.py
-	$(PY) perf/humantest_draw.py
-	$(PY) perf/faults.py
-	$(PY) perf/mixed_load.py
-	$(PY) perf/annotation_queue.py --seconds 60
-	$(PY) perf/annotation_queue.py --seconds 60 --think-s 2
-	$(PY) perf/inference_throughput.py
-	$(PY) perf/compare_rows.py
+	$(PY) -m perf.import_cric
+	$(PY) -m perf.render
+	$(PY) -m perf.generate_trance
+	$(PY) -m perf.humantest_load
+	$(PY) -m perf.study_load
+	$(PY) -m perf.humantest_draw
+	$(PY) -m perf.faults
+	$(PY) -m perf.mixed_load
+	$(PY) -m perf.annotation_queue --seconds 60
+	$(PY) -m perf.annotation_queue --seconds 60 --think-s 2
+	$(PY) -m perf.inference_throughput
+	$(PY) -m perf.compare_rows
 
 system-run:
 	scripts/system-packages.sh $(RUN_PACKAGES)

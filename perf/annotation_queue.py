@@ -1,6 +1,6 @@
 """Benchmark: the annotation claim-and-submit cycle, N annotators at once over HTTP on PostgreSQL.
 
-Usage:  .venv/bin/python perf/annotation_queue.py [--annotators 20] [--seconds 60] [--images 3000]
+Usage:  .venv/bin/python -m perf.annotation_queue [--annotators 20] [--seconds 60] [--images 3000]
         [--workers 5] [--ocr-budget 0]
 
 The app as deployed (`gunicorn yardstick.wsgi`, DEBUG off) on a throw-away PostgreSQL database
@@ -21,7 +21,6 @@ perf/results/annotation_queue.md and .jsonl.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import random
@@ -33,21 +32,13 @@ import threading
 import time
 from pathlib import Path
 
+from perf import humantest_load as base  # the HTTP client, gunicorn, PostgreSQL and CPU helpers
+
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "perf" / "results"
 DB_NAME = "yardstick_annotation_perf"
 TASK_DATA = re.compile(r'<script id="task-data" type="application/json">(.*?)</script>', re.S)
 EVIDENCE = [10, 10, 120, 10, 120, 60, 10, 60]
-
-
-def load_module(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "perf" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-base = load_module("humantest_load")  # the HTTP client, gunicorn, PostgreSQL and CPU helpers
 
 
 def build(workdir: Path, args) -> int:
@@ -186,7 +177,6 @@ def main() -> None:
     parser.add_argument("--ocr-budget", type=float, default=0.0)
     parser.add_argument("--think-s", type=float, default=0.0, help="mean pause before each submit (0: none)")
     args = parser.parse_args()
-    sys.path.insert(0, str(ROOT))
     subprocess.run([str(base.PG_SCRIPT), "start"], check=True)
     pg_url = subprocess.run(
         [str(base.PG_SCRIPT), "url"], check=True, capture_output=True, text=True
@@ -248,7 +238,7 @@ def main() -> None:
         "when": time.strftime("%Y-%m-%d %H:%M:%S"),
         "machine": base.machine_line(),
     }
-    write_report(result, " ".join(["perf/annotation_queue.py", *sys.argv[1:]]))
+    write_report(result, " ".join(["-m perf.annotation_queue", *sys.argv[1:]]))
     print(json.dumps(result, indent=1))
 
 

@@ -1,6 +1,6 @@
 """Benchmark: the comparison page of a 60,000-item TRANCE report with five rows, first and again.
 
-Usage:  .venv/bin/python perf/compare_rows.py [--count 60000] [--unique 3000] [--rows 5] [--repeat 3]
+Usage:  .venv/bin/python -m perf.compare_rows [--count 60000] [--unique 3000] [--rows 5] [--repeat 3]
 
 Target (human-model gap issue): "On 60,000 TRANCE items with five rows, the report page with all
 pairwise comparisons renders in under 2 s after the first computation (cache keyed by the
@@ -50,19 +50,17 @@ def main() -> None:
     )
     for name in ("DATABASE_URL", "CACHE_URL"):
         os.environ.pop(name, None)
-    sys.path.insert(0, str(ROOT))
-    sys.path.insert(0, str(ROOT / "perf"))
     import django
 
     django.setup()
     from django.core.management import call_command
     from django.test import Client
     from django.test.utils import override_settings
-    from score_trance import plan_samples, write_predictions
 
     from accounts.roles import sync_roles
     from benchmarks.services import import_dataset
     from evaluation.services import submit_predictions
+    from perf.score_trance import plan_samples, write_predictions
     from tests.factories import make_user
 
     steps: dict[str, float] = {}
@@ -117,7 +115,7 @@ def main() -> None:
     lines = [
         "# Comparing report rows: 60,000 TRANCE items, five rows",
         "",
-        f"Run {time.strftime('%Y-%m-%d %H:%M:%S')}. Command: `.venv/bin/python perf/compare_rows.py "
+        f"Run {time.strftime('%Y-%m-%d %H:%M:%S')}. Command: `.venv/bin/python -m perf.compare_rows "
         + " ".join(sys.argv[1:])
         + "`.",
         f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; SQLite "

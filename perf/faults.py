@@ -1,6 +1,6 @@
 """Faults, measured: a worker killed mid-import on a Redis broker, a web server killed mid-trial.
 
-Usage:  .venv/bin/python perf/faults.py [--records 400000] [--lost-after 3]
+Usage:  .venv/bin/python -m perf.faults [--records 400000] [--lost-after 3]
 
 Everything runs in subprocesses against a fresh var/ folder (SQLite), with the Celery broker and
 the shared cache on Redis (scripts/test-redis.sh), as tests/yardstick/test_faults.py does (whose
@@ -30,7 +30,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "perf" / "results"
-sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "yardstick.settings")
 
 import django  # noqa: E402
@@ -167,7 +166,7 @@ def main() -> None:
             Path(folder) / "import", redis_url, records=args.records, lost_after=args.lost_after
         )
         served = killed_server(Path(folder) / "trial")
-    command = f".venv/bin/python perf/faults.py --records {args.records} --lost-after {args.lost_after:g}"
+    command = f".venv/bin/python -m perf.faults --records {args.records} --lost-after {args.lost_after:g}"
     lines = [
         "# Faults: a worker killed mid-import, a web server killed mid-trial",
         "",

@@ -1,6 +1,6 @@
 """Benchmark: generate 1,000 TRANCE samples with their 4 renders each, on 2 workers.
 
-Usage:  .venv/bin/python perf/generate_trance.py [--count N] [--workers K]
+Usage:  .venv/bin/python -m perf.generate_trance [--count N] [--workers K]
 Target (issue 3): under four minutes for 1,000 samples on the 2-core machine. Results go to
 perf/results/generate_trance.md (latest) and perf/results/generate_trance.jsonl (history).
 """
@@ -12,7 +12,6 @@ import json
 import os
 import platform
 import resource
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -27,7 +26,6 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    sys.path.insert(0, str(ROOT))
     from plugins.trance.generator import generate
 
     with tempfile.TemporaryDirectory(prefix="yardstick-perf-trance-") as folder:
@@ -54,7 +52,7 @@ def main() -> None:
     lines = [
         "# TRANCE generation benchmark",
         "",
-        f"Latest run {result['date']} on {result['machine']}; command: `.venv/bin/python perf/generate_trance.py"
+        f"Latest run {result['date']} on {result['machine']}; command: `.venv/bin/python -m perf.generate_trance"
         f" --count {args.count} --workers {args.workers}`. Planning (balancing, occlusion checks on id"
         " buffers) runs in the main process; the 4 full renders per sample run in the workers.",
         "",

@@ -1,6 +1,6 @@
 """Benchmark: a tester opens a test plan on a 60,000-sample TRANCE dataset (drawing their items).
 
-Usage:  .venv/bin/python perf/humantest_draw.py [--count 60000] [--unique 2000] [--testers 5]
+Usage:  .venv/bin/python -m perf.humantest_draw [--count 60000] [--unique 2000] [--testers 5]
         [--database sqlite|postgres]
 Opening a plan draws the tester's items: every item of the dataset is a candidate, filtered and
 balanced (here: Event, 100 items per tester, balanced by transformation length). The draw reads
@@ -17,12 +17,10 @@ database of its own on scripts/test-postgres.sh's server).
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import platform
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 import tracemalloc
@@ -32,13 +30,6 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "perf" / "results"
 PG_SCRIPT = ROOT / "scripts" / "test-postgres.sh"
 DB_NAME = "yardstick_humantest_draw"
-
-
-def load_score_trance():
-    spec = importlib.util.spec_from_file_location("score_trance", ROOT / "perf" / "score_trance.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def server_url() -> str:
@@ -89,7 +80,6 @@ def main() -> None:
     os.environ["CELERY_TASK_ALWAYS_EAGER"] = "1"
     if args.database == "postgres":
         os.environ["DATABASE_URL"] = postgres_url()
-    sys.path.insert(0, str(ROOT))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "yardstick.settings")
     import django
 
@@ -100,10 +90,11 @@ def main() -> None:
     from benchmarks.services import import_dataset
     from humantest import sessions
     from humantest.models import TestPlan
+    from perf.score_trance import plan_samples
 
     call_command("migrate", verbosity=0)
     print(f"planning {args.count} samples ({args.unique} unique) ...", flush=True)
-    load_score_trance().plan_samples(workdir, count=args.count, unique=args.unique, seed=0)
+    plan_samples(workdir, count=args.count, unique=args.unique, seed=0)
     with (workdir / "data.jsonl").open("rb") as stream:  # streamed: a million samples are 2 GB
         dataset = import_dataset(benchmark="trance", data=stream, name="draw perf")
     (workdir / "data.jsonl").unlink()
@@ -135,7 +126,7 @@ def main() -> None:
         "# Opening a test plan on a large dataset (drawing a tester's items)",
         "",
         f"Latest run {time.strftime('%Y-%m-%d %H:%M:%S')} on {machine}; {database}.",
-        f"Command: `.venv/bin/python perf/humantest_draw.py --count {args.count} --unique {args.unique} "
+        f"Command: `.venv/bin/python -m perf.humantest_draw --count {args.count} --unique {args.unique} "
         f"--testers {args.testers} --database {args.database} --balance-by '{args.balance_by}'`.",
         f"Dataset: {args.count:,} TRANCE samples without images; plan: Event, 100 items per tester, "
         + (f"balanced by {args.balance_by}" if args.balance_by else "a plain random draw")

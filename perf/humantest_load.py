@@ -1,6 +1,6 @@
 """Benchmark: 20 concurrent testers taking a timed TRANCE test through gunicorn on PostgreSQL.
 
-Usage:  .venv/bin/python perf/humantest_load.py [--testers 20] [--trials 30] [--workers 2] [--threads 1]
+Usage:  .venv/bin/python -m perf.humantest_load [--testers 20] [--trials 30] [--workers 2] [--threads 1]
         [--configs 2x1,4x1]   (several gunicorn configs, workers x threads, one after the other)
         [--think-ms 0,1000]   (mean pause of a tester between seeing a trial and answering it;
                                several values run every config at each; the default runs both)
@@ -732,7 +732,6 @@ def main() -> None:
     configs = parse_configs(args)
     thinks = [float(value) for value in args.think_ms.split(",")]
     runs = [(think, workers, threads) for think in thinks for workers, threads in configs]
-    sys.path.insert(0, str(ROOT))
 
     subprocess.run([str(PG_SCRIPT), "start"], check=True)
     url = subprocess.run([str(PG_SCRIPT), "url"], check=True, capture_output=True, text=True).stdout.strip()
@@ -812,7 +811,7 @@ def main() -> None:
                 connections.close_all()
             psql(base, f"DROP DATABASE IF EXISTS {DB_NAME} WITH (FORCE)")
 
-    command = f".venv/bin/python perf/humantest_load.py --testers {args.testers} --trials {args.trials}"
+    command = f".venv/bin/python -m perf.humantest_load --testers {args.testers} --trials {args.trials}"
     command += (
         f" --configs {args.configs}"
         if args.configs

@@ -1,6 +1,6 @@
 """Benchmark: import 500,000 generated CRIC-style question records, on SQLite and PostgreSQL.
 
-Usage:  .venv/bin/python perf/import_cric.py [--records N] [--backend sqlite|postgres|both]
+Usage:  .venv/bin/python -m perf.import_cric [--records N] [--backend sqlite|postgres|both]
 (`make perf` runs it with the defaults). PostgreSQL is the throw-away server of
 scripts/test-postgres.sh. Results are appended to perf/results/import_cric.jsonl and the
 latest run is written to perf/results/import_cric.md.
@@ -161,7 +161,7 @@ def run_backend(backend: str, path: Path, count: int, workdir: Path) -> dict:
     results = {}
     for mode in ("--measure", "--measure-export"):
         output = subprocess.run(
-            [sys.executable, __file__, mode, str(path), "--records", str(count)],
+            [sys.executable, "-m", "perf.import_cric", mode, str(path), "--records", str(count)],
             env=env,
             cwd=ROOT,
             check=True,
@@ -180,7 +180,6 @@ def main() -> None:
     parser.add_argument("--measure", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--measure-export", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    sys.path.insert(0, str(ROOT))
     if args.measure:
         print(json.dumps(measure(args.measure, args.records)))
         return
@@ -208,7 +207,7 @@ def main() -> None:
     lines = [
         "# Import benchmark: CRIC-style question records",
         "",
-        f"Latest run {stamp} on {machine}; command: `.venv/bin/python perf/import_cric.py"
+        f"Latest run {stamp} on {machine}; command: `.venv/bin/python -m perf.import_cric"
         f" --records {args.records} --backend {args.backend} --repeat {args.repeat}`. Median run per backend;",
         "the range is over all runs. The whole import is parse + validate + insert in one transaction,",
         "reading the file as it writes (ijson's C parser, one record at a time); 'parse + validate' is the",

@@ -1,6 +1,6 @@
 """Benchmark: TranceNet answering TRANCE units end to end, against its raw forward throughput.
 
-Usage:  .venv/bin/python perf/inference_throughput.py [--units 2048] [--batch-size 64]
+Usage:  .venv/bin/python -m perf.inference_throughput [--units 2048] [--batch-size 64]
         [--workers 0 1 2] [--repeat 3] [--device cpu|cuda] [--data DIR] [--quick]
 
 Target (inference issue): the pipeline (reading and resizing the renders in DataLoader workers,
@@ -35,7 +35,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "perf" / "results"
-sys.path.insert(0, str(ROOT))
 TARGET = 0.70
 
 
@@ -149,7 +148,7 @@ def main() -> None:
 
     result = {
         "run_at": time.strftime("%Y-%m-%d %H:%M:%S"),
-        "command": "perf/inference_throughput.py " + " ".join(sys.argv[1:]),
+        "command": "-m perf.inference_throughput " + " ".join(sys.argv[1:]),
         "machine": machine(),
         "device": args.device,
         "units": args.units,

@@ -1,6 +1,6 @@
 """Benchmark: Label Studio's claim-and-submit cycle with N annotators at once, for comparison.
 
-Usage:  .venv/bin/python perf/label_studio_queue.py [--annotators 8] [--tasks 160] [--seconds 60]
+Usage:  .venv/bin/python -m perf.label_studio_queue [--annotators 8] [--tasks 160] [--seconds 60]
         [--label-studio /tmp/lsvenv/bin/label-studio] [--data-dir DIR] [--results-dir perf/results]
 
 Starts Label Studio (`label-studio start`, its default SQLite database, DEBUG off, analytics off)
@@ -612,7 +612,7 @@ def main() -> int:
             "machine": machine,
             "load_after": load_after,
             "command": " ".join(
-                shlex.quote(a) for a in [".venv/bin/python", "perf/label_studio_queue.py", *sys.argv[1:]]
+                shlex.quote(a) for a in [".venv/bin/python", "-m", "perf.label_studio_queue", *sys.argv[1:]]
             ),
         }
         print(json.dumps(record, indent=2), flush=True)

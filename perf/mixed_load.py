@@ -1,6 +1,6 @@
 """Benchmark: a mixed load for 10 minutes on PostgreSQL + Redis, 50 simulated users on loopback.
 
-Usage:  .venv/bin/python perf/mixed_load.py [--minutes 10] [--testers 40] [--researchers 10]
+Usage:  .venv/bin/python -m perf.mixed_load [--minutes 10] [--testers 40] [--researchers 10]
         [--workers 5] [--threads 1] [--think-s 2] [--import-records 100000]
 
 The app as deployed: `gunicorn yardstick.wsgi` (DEBUG off), a Celery worker on a Redis broker,
@@ -26,7 +26,6 @@ Prediction in the tester's submission. Results: perf/results/mixed_load.md and .
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import random
@@ -39,20 +38,14 @@ import uuid
 from collections import defaultdict
 from pathlib import Path
 
+from perf import humantest_load as base  # the clients, gunicorn, PostgreSQL and CPU helpers
+
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "perf" / "results"
 REDIS_SCRIPT = ROOT / "scripts" / "test-redis.sh"
 DB_NAME = "yardstick_mixed_perf"
 
 
-def load_module(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "perf" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-base = load_module("humantest_load")  # the clients, gunicorn, PostgreSQL and CPU helpers
 PASSWORD = base.PASSWORD
 
 
@@ -397,7 +390,6 @@ def main() -> None:
     )
     parser.add_argument("--import-records", type=int, default=100_000)
     args = parser.parse_args()
-    sys.path.insert(0, str(ROOT))
 
     subprocess.run([str(base.PG_SCRIPT), "start"], check=True)
     subprocess.run([str(REDIS_SCRIPT), "start"], check=True)
@@ -531,7 +523,7 @@ def main() -> None:
         | {"available": round((after["wall"] - before["wall"]) * (os.cpu_count() or 1), 1)},
     }
     command = (
-        f".venv/bin/python perf/mixed_load.py --minutes {args.minutes:g} --testers {args.testers} "
+        f".venv/bin/python -m perf.mixed_load --minutes {args.minutes:g} --testers {args.testers} "
         f"--researchers {args.researchers} --workers {args.workers} --threads {args.threads} --think-s {args.think_s:g} "
         f"--import-records {args.import_records}"
     )

@@ -1,6 +1,6 @@
 """Benchmark: render random 10-object TRANCE scenes at 320x240 with the numpy renderer.
 
-Usage:  .venv/bin/python perf/render.py [--scenes 30] [--repeat 3] [--seed 0]
+Usage:  .venv/bin/python -m perf.render [--scenes 30] [--repeat 3] [--seed 0]
 
 Single process, one thread (BLAS threads pinned to 1 before numpy is imported). Scenes follow
 TRANCE's rules (10 objects, integer positions in [-40, 40], no overlaps); two sets are timed:
@@ -35,7 +35,6 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 from plugins.clevr.camera import CAMERA_NAMES, trance_camera  # noqa: E402
 from plugins.clevr.render import render, render_ids  # noqa: E402
@@ -148,7 +147,7 @@ def main() -> int:
         f"{platform.machine()}, {cpu_model}, {os.cpu_count()} cores, Python {platform.python_version()}, "
         f"numpy {np.__version__}"
     )
-    command = f".venv/bin/python perf/render.py --scenes {arguments.scenes} --repeat {arguments.repeat} --seed {arguments.seed}"
+    command = f".venv/bin/python -m perf.render --scenes {arguments.scenes} --repeat {arguments.repeat} --seed {arguments.seed}"
     lines = [
         "# Render benchmark: 320x240 TRANCE scenes, numpy renderer",
         "",

@@ -1,7 +1,7 @@
 """Benchmark: `manage.py score` from files, the whole process, against a plain standard-library
 `json.loads` of the same two files: TRANCE (`--setting event`, 60,000 answers by default) or CRIC.
 
-Usage:  .venv/bin/python perf/score_process.py [--benchmark trance|cric] [--count 60000]
+Usage:  .venv/bin/python -m perf.score_process [--benchmark trance|cric] [--count 60000]
         [--unique 3000] [--setting event] [--repeat 3] [--folder DIR]
         (DIR keeps the generated files and reuses them)
 
@@ -63,7 +63,8 @@ def cric_files(folder: Path, count: int) -> tuple[Path, Path]:
     import random
 
     import orjson
-    from import_cric import generate_questions
+
+    from perf.import_cric import generate_questions
 
     questions, answers = folder / "questions.json", folder / "predictions.json"
     if not questions.exists():
@@ -93,9 +94,7 @@ def main() -> None:
     parser.add_argument("--folder", type=Path)
     parser.add_argument("--generate-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    sys.path.insert(0, str(ROOT / "perf"))
-    sys.path.insert(0, str(ROOT))
-    from score_trance import plan_samples, write_predictions
+    from perf.score_trance import plan_samples, write_predictions
 
     folder = args.folder or Path(tempfile.mkdtemp(prefix="yardstick-score-process-"))
     folder.mkdir(parents=True, exist_ok=True)
@@ -103,7 +102,16 @@ def main() -> None:
         # The files are made by a child process: a child forked from a process that once held
         # them parsed would report that process's peak as its own (Linux keeps ru_maxrss).
         subprocess.run(
-            [sys.executable, __file__, *sys.argv[1:], "--generate-only", "--folder", str(folder)],
+            [
+                sys.executable,
+                "-m",
+                "perf.score_process",
+                *sys.argv[1:],
+                "--generate-only",
+                "--folder",
+                str(folder),
+            ],
+            cwd=ROOT,
             check=True,
             env={**os.environ, "YARDSTICK_PERF_CHILD": "1"},
         )
@@ -154,7 +162,7 @@ def main() -> None:
         "",
         f"Run {time.strftime('%Y-%m-%d %H:%M:%S')} on {platform.machine()}, {os.cpu_count()} cores, Python "
         f"{platform.python_version()}; load average at the end {', '.join(f'{v:.2f}' for v in os.getloadavg())}.",
-        f"Command: `.venv/bin/python perf/score_process.py --benchmark {args.benchmark} --count {args.count} "
+        f"Command: `.venv/bin/python -m perf.score_process --benchmark {args.benchmark} --count {args.count} "
         + (f"--unique {args.unique} --setting {args.setting} " if args.benchmark == "trance" else "")
         + f"--repeat {args.repeat}` ({env_note}).",
         f"Files: {data.name} {data.stat().st_size / 1e6:.1f} MB ({args.count:,} records), {answers.name} "
@@ -169,7 +177,8 @@ def main() -> None:
         "",
         f"Time: the scorer takes **{ratio:.2f}x** the plain parse (target at most {TIME_FACTOR}x): {time_verdict}; "
         f"**{floor_ratio:.2f}x** the parse with the collector off: {floor_verdict}. Python's cyclic garbage "
-        "collector, run over the millions of parsed objects as they are made, is most of a plain parse's time here. "(
+        "collector, run over the millions of parsed objects as they are made, is most of a plain parse's time here. "
+        + (
             f"Memory: **{score_peak:.0f} MB** peak (target at most {PEAK_MB} MB): {peak_verdict}."
             if (args.benchmark, args.count) == ("trance", 60_000)
             else f"Memory: **{score_peak:.0f} MB** peak (the {PEAK_MB} MB target is TRANCE's at 60,000 answers; "

@@ -1,6 +1,6 @@
 """Benchmark: score 5,000 generated STE-VQA answers from files (parse + score), official and paper.
 
-Usage:  .venv/bin/python perf/score_stevqa.py [--questions N] [--repeat R]
+Usage:  .venv/bin/python -m perf.score_stevqa [--questions N] [--repeat R]
 The latest run is written to perf/results/score_stevqa.md.
 
 Target: the whole scoring of 5,000 answers (read both files, check them, score) in under 1 s.
@@ -19,7 +19,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 RESULTS = ROOT / "perf" / "results"
 TARGET_SECONDS = 1.0
 
@@ -87,7 +86,7 @@ def main() -> None:
         "# Scoring benchmark: STE-VQA answers from files",
         "",
         f"Latest run {stamp} on {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; "
-        f"command: `.venv/bin/python perf/score_stevqa.py --questions {args.questions} --repeat {args.repeat}`.",
+        f"command: `.venv/bin/python -m perf.score_stevqa --questions {args.questions} --repeat {args.repeat}`.",
         "Each run reads the ground-truth and prediction files, checks every record (STE-VQA format module",
         "and `parse_predictions`) and scores them with `stevqa.score_file`. Generated data: about 46%",
         "Chinese questions, half the answers exact, 30% of the evidences all zeros, the rest jittered.",

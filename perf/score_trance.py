@@ -1,6 +1,6 @@
 """Benchmark: score 60,000 TRANCE View answers from files (parse both files, then score).
 
-Usage:  .venv/bin/python perf/score_trance.py [--count N] [--unique U] [--seed S] [--repeats R]
+Usage:  .venv/bin/python -m perf.score_trance [--count N] [--unique U] [--seed S] [--repeats R]
         [--folder DIR]   (keep the generated files in DIR and reuse them next time)
 Target: well under 5 s on one core of the 2-core machine for 60,000 answers.
 
@@ -23,7 +23,6 @@ import os
 import platform
 import random
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -110,7 +109,6 @@ def main() -> None:
     )
     args = parser.parse_args()
     unique = min(args.unique or args.count, args.count)
-    sys.path.insert(0, str(ROOT))
 
     import orjson
 
@@ -155,7 +153,7 @@ def main() -> None:
 
     best, median = min(end_to_end), statistics.median(end_to_end)
     summary = scored.summary
-    command = f".venv/bin/python perf/score_trance.py --count {args.count}" + (
+    command = f".venv/bin/python -m perf.score_trance --count {args.count}" + (
         f" --unique {unique}" if unique != args.count else ""
     )
     machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"

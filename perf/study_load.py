@@ -1,6 +1,6 @@
 """Benchmark: a crowd study, 200 participants arriving through one Prolific link within a minute.
 
-Usage:  .venv/bin/python perf/study_load.py [--participants 200] [--trials 20] [--arrive-s 60]
+Usage:  .venv/bin/python -m perf.study_load [--participants 200] [--trials 20] [--arrive-s 60]
         [--think-s 5,15] [--restart-at 0.5] [--workers 2] [--threads 4]
 
 The app as deployed (gunicorn, DJANGO_DEBUG off) on PostgreSQL (the throw-away server of
@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import http.client
-import importlib.util
 import json
 import random
 import subprocess
@@ -41,20 +40,12 @@ import time
 import urllib.parse
 from pathlib import Path
 
+from perf import humantest_load as base  # gunicorn, Celery, PostgreSQL and report helpers
+
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "perf" / "results"
 DB_NAME = "yardstick_study_perf"
 CODE = "LOADC0DE"
-
-
-def load_module(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "perf" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-base = load_module("humantest_load")  # gunicorn, Celery, PostgreSQL and report helpers
 
 
 class Failure(Exception):
@@ -254,7 +245,6 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=300)
     args = parser.parse_args()
     args.think_s = tuple(float(value) for value in args.think_s.split(","))
-    sys.path.insert(0, str(ROOT))
     subprocess.run([str(base.PG_SCRIPT), "start"], check=True)
     url = subprocess.run(
         [str(base.PG_SCRIPT), "url"], check=True, capture_output=True, text=True
@@ -373,7 +363,7 @@ def main() -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
     with open(RESULTS / "study_load.jsonl", "a") as log:
         log.write(json.dumps(result) + "\n")
-    write_report(result, " ".join(["perf/study_load.py", *sys.argv[1:]]))
+    write_report(result, " ".join(["-m perf.study_load", *sys.argv[1:]]))
     if problems:
         raise SystemExit("FAILED:\n  " + "\n  ".join(problems[:20]))
 

@@ -1,6 +1,6 @@
 """Benchmark: drawing a stratified validation sample of 10,000 from 500,000 CRIC items on PostgreSQL.
 
-Usage:  .venv/bin/python perf/validation_draw.py [--items 500000] [--sample 10000] [--images N]
+Usage:  .venv/bin/python -m perf.validation_draw [--items 500000] [--sample 10000] [--images N]
         [--repeat 3] [--margin 0.01] [--keep] [--quick]
 
 Target (validation issue): "Drawing 10,000 of 500,000 items, stratified, takes under 10 s on
@@ -81,7 +81,7 @@ def child(stage: str, env: dict[str, str], config: dict) -> dict:
     """Run one stage in a fresh process (its own peak RSS, its own hash seed); its last line is JSON."""
     started = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, __file__, "--child", stage, "--config", json.dumps(config)],
+        [sys.executable, "-m", "perf.validation_draw", "--child", stage, "--config", json.dumps(config)],
         env=env,
         cwd=ROOT,
         capture_output=True,
@@ -158,7 +158,7 @@ def main() -> None:
     if args.quick:
         args.items, args.sample, args.repeat = 20_000, 1_000, 1
     args.images = args.images or max(1, args.items // 10)
-    command = " ".join([".venv/bin/python perf/validation_draw.py", *sys.argv[1:]])
+    command = " ".join([".venv/bin/python -m perf.validation_draw", *sys.argv[1:]])
 
     subprocess.run([str(PG_SCRIPT), "start"], check=True, stdout=subprocess.DEVNULL)
     info = machine()
@@ -351,7 +351,6 @@ def interpretation(measured, profile, info) -> list[str]:
 
 
 def run_child(stage: str, config: dict) -> None:
-    sys.path.insert(0, str(ROOT))
     import django
 
     django.setup()

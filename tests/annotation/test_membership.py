@@ -6,28 +6,16 @@ any project; opening the work page leased a returned task again. (Validation pla
 queue: tests/validation/test_membership.py.)
 """
 
-import json
-
 import pytest
 
 from annotation import queue, services
 from annotation.models import Assignment, QAPair
 from tests.annotation.conftest import blank_dataset
-from tests.factories import make_user
+from tests.factories import make_user, post_json, take_task
 
 pytestmark = pytest.mark.django_db
 
 EVIDENCE = [10, 10, 60, 10, 60, 40, 10, 40]
-
-
-def post(client, url, body):
-    return client.post(url, json.dumps(body), content_type="application/json")
-
-
-def take(client, project, person) -> Assignment:
-    client.force_login(person)
-    assert client.post(f"/annotate/projects/{project.pk}/next/").status_code == 302
-    return Assignment.objects.get(annotator=person, status=Assignment.Status.LEASED, task__project=project)
 
 
 def right_pairs(held: Assignment) -> list[dict]:
@@ -40,17 +28,17 @@ def right_pairs(held: Assignment) -> list[dict]:
 def test_a_person_removed_from_a_project_can_no_longer_save_beat_submit_skip_or_take_work(
     client, project, people
 ):
-    held = take(client, project, people["ann"])
+    held = take_task(client, project, people["ann"])
     url = f"/annotate/assignments/{held.pk}"
-    assert post(client, f"{url}/save/", {"version": 0, "draft": {"pairs": []}}).status_code == 200
+    assert post_json(client, f"{url}/save/", {"version": 0, "draft": {"pairs": []}}).status_code == 200
     project.annotators.remove(people["ann"])
 
-    saved = post(client, f"{url}/save/", {"version": 1, "draft": {"pairs": [{"question": "later"}]}})
+    saved = post_json(client, f"{url}/save/", {"version": 1, "draft": {"pairs": [{"question": "later"}]}})
     assert saved.status_code == 403 and saved.json()["error"] == "not_member"
-    assert post(client, f"{url}/heartbeat/", {}).json()["error"] == "not_member"
-    submitted = post(client, f"{url}/submit/", {"version": 1, "pairs": right_pairs(held)})
+    assert post_json(client, f"{url}/heartbeat/", {}).json()["error"] == "not_member"
+    submitted = post_json(client, f"{url}/submit/", {"version": 1, "pairs": right_pairs(held)})
     assert submitted.status_code == 403 and submitted.json()["error"] == "not_member"
-    assert post(client, f"{url}/skip/", {"version": 1, "reason": "blurred"}).status_code == 403
+    assert post_json(client, f"{url}/skip/", {"version": 1, "reason": "blurred"}).status_code == 403
     assert client.post(f"/annotate/projects/{project.pk}/next/").status_code == 404
     assert client.get(f"/annotate/projects/{project.pk}/work/").status_code == 404
     with pytest.raises(queue.NotMember):
@@ -66,16 +54,16 @@ def test_a_person_removed_from_a_project_can_no_longer_save_beat_submit_skip_or_
 
 
 def test_a_skip_or_submit_hands_no_new_task_to_someone_removed_meanwhile(client, project, people):
-    held = take(client, project, people["bob"])
+    held = take_task(client, project, people["bob"])
     other = queue.claim(project, people["ann"])
     # ann is removed while bob works: bob's next task still comes; ann's skip gives her none.
     project.annotators.remove(people["ann"])
-    response = post(
+    response = post_json(
         client, f"/annotate/assignments/{held.pk}/skip/", {"version": held.version, "reason": "dark"}
     )
     assert response.status_code == 200 and response.json()["next"] is not None
     client.force_login(people["ann"])
-    response = post(
+    response = post_json(
         client, f"/annotate/assignments/{other.pk}/skip/", {"version": other.version, "reason": "x"}
     )
     assert response.status_code == 403
@@ -97,12 +85,12 @@ def test_a_first_round_pair_cannot_claim_to_answer_another_projects_pair(
     )
     target = QAPair.objects.get(assignment=foreign)
 
-    held = take(client, project, people["ann"])
+    held = take_task(client, project, people["ann"])
     assert held.round == 1
     url = f"/annotate/assignments/{held.pk}/submit/"
     for source in (target.pk, 10**30, 2**63, -1, "1", True):
         pairs = [{**right_pairs(held)[0], "source": source}]
-        response = post(client, url, {"version": held.version, "pairs": pairs})
+        response = post_json(client, url, {"version": held.version, "pairs": pairs})
         assert response.status_code == 400, source
         assert response.json()["errors"][0]["field"].endswith("source"), source
     assert not target.second_opinions.exists()
@@ -110,8 +98,8 @@ def test_a_first_round_pair_cannot_claim_to_answer_another_projects_pair(
 
 
 def test_opening_the_work_page_does_not_lease_a_returned_task_again(client, project, people):
-    held = take(client, project, people["ann"])
-    post(
+    held = take_task(client, project, people["ann"])
+    post_json(
         client,
         f"/annotate/assignments/{held.pk}/submit/",
         {"version": held.version, "pairs": right_pairs(held)},

@@ -5,29 +5,19 @@ import json
 import pytest
 
 from annotation import queue
-from annotation.models import Assignment, QAPair
-from tests.factories import make_user
+from annotation.models import QAPair
+from tests.factories import make_user, post_json, take_task
 
 pytestmark = pytest.mark.django_db
 
 
-def post(client, url, body):
-    return client.post(url, json.dumps(body), content_type="application/json")
-
-
-def take(client, project, person):
-    client.force_login(person)
-    assert client.post(f"/annotate/projects/{project.pk}/next/").status_code == 302
-    return Assignment.objects.get(annotator=person, status=Assignment.Status.LEASED)
-
-
 def test_only_the_holder_writes_an_assignment_and_sees_its_image(client, project, people):
-    held = take(client, project, people["ann"])
+    held = take_task(client, project, people["ann"])
     image = held.task.item.dataset.media_url(held.task.item.media["image"])
     assert client.get(image).status_code == 200
     client.force_login(people["bob"])
     for name in ("save", "heartbeat", "submit", "skip"):
-        response = post(client, f"/annotate/assignments/{held.pk}/{name}/", {"version": 0, "draft": {}})
+        response = post_json(client, f"/annotate/assignments/{held.pk}/{name}/", {"version": 0, "draft": {}})
         assert response.status_code == 403, name
     assert client.get(image).status_code == 404  # bob holds another image, not this one
     tester = make_user("tess", "tester")
@@ -37,9 +27,9 @@ def test_only_the_holder_writes_an_assignment_and_sees_its_image(client, project
 
 
 def test_a_submit_refused_names_the_pair_and_field_in_the_users_language(client, project, people):
-    held = take(client, project, people["ann"])
+    held = take_task(client, project, people["ann"])
     pair = {"question": "这是银行吗？", "answer": "银行", "evidence": [10, 10, 60, 10, 60, 40, 10, 40]}
-    response = post(
+    response = post_json(
         client, f"/annotate/assignments/{held.pk}/submit/", {"version": held.version, "pairs": [pair]}
     )
     assert response.status_code == 400
@@ -47,32 +37,33 @@ def test_a_submit_refused_names_the_pair_and_field_in_the_users_language(client,
         0
     ].items()
     client.post("/accounts/language/", {"language": "zh-hans", "next": "/"})
-    response = post(
+    response = post_json(
         client, f"/annotate/assignments/{held.pk}/submit/", {"version": held.version, "pairs": [pair]}
     )
     assert "是非题" in response.json()["errors"][0]["message"]
 
 
 def test_a_stale_draft_gets_409_with_the_servers_version(client, project, people):
-    held = take(client, project, people["ann"])
+    held = take_task(client, project, people["ann"])
     url = f"/annotate/assignments/{held.pk}/save/"
     assert (
-        post(client, url, {"version": 0, "draft": {"pairs": [{"question": "laptop"}]}}).json()["version"] == 1
+        post_json(client, url, {"version": 0, "draft": {"pairs": [{"question": "laptop"}]}}).json()["version"]
+        == 1
     )
-    stale = post(client, url, {"version": 0, "draft": {"pairs": [{"question": "phone"}]}})
+    stale = post_json(client, url, {"version": 0, "draft": {"pairs": [{"question": "phone"}]}})
     assert stale.status_code == 409 and stale.json()["error"] == "stale"
     assert stale.json()["server"]["draft"] == {"pairs": [{"question": "laptop"}]}
 
 
 def test_a_submit_answers_with_the_next_task(client, project, people):
-    held = take(client, project, people["ann"])
+    held = take_task(client, project, people["ann"])
     qa = held.task.item.ground_truth["annotation"][0]
     pair = {
         "question": qa["question"],
         "answer": qa["answer"],
         "evidence": [float(v) for v in qa["evidence"]],
     }
-    response = post(
+    response = post_json(
         client, f"/annotate/assignments/{held.pk}/submit/", {"version": held.version, "pairs": [pair]}
     )
     assert response.status_code == 200
@@ -85,16 +76,16 @@ def test_ocr_warns_when_the_answer_is_not_the_text_in_the_quad_and_the_annotator
     client, project, people, settings
 ):
     settings.ANNOTATION_OCR_BUDGET_S = 10  # a real read, with time to spare on a busy machine
-    held = take(client, project, people["ann"])
+    held = take_task(client, project, people["ann"])
     qa = held.task.item.ground_truth["annotation"][0]
     wrong = {"question": qa["question"], "answer": "ZZQX", "evidence": [float(v) for v in qa["evidence"]]}
     url = f"/annotate/assignments/{held.pk}/submit/"
-    response = post(client, url, {"version": held.version, "pairs": [wrong]})
+    response = post_json(client, url, {"version": held.version, "pairs": [wrong]})
     assert response.status_code == 400
     (problem,) = response.json()["errors"]
     assert problem["code"] == "ocr_mismatch" and problem["confirmable"]
     assert not QAPair.objects.exists()
-    response = post(client, url, {"version": held.version, "pairs": [{**wrong, "ocr_confirmed": True}]})
+    response = post_json(client, url, {"version": held.version, "pairs": [{**wrong, "ocr_confirmed": True}]})
     assert response.status_code == 200
     stored = QAPair.objects.get()
     assert stored.ocr_confirmed and stored.ocr_similarity < 0.5 and stored.ocr_text
@@ -106,7 +97,7 @@ def test_ocr_warns_when_the_answer_is_not_the_text_in_the_quad_and_the_annotator
         "answer": qa["answer"],
         "evidence": [float(v) for v in qa["evidence"]],
     }
-    response = post(
+    response = post_json(
         client,
         f"/annotate/assignments/{following.pk}/submit/",
         {"version": following.version, "pairs": [right]},

@@ -25,6 +25,9 @@ SAVED = """() => {
 
 @pytest.fixture(scope="module")
 def cric_files(tmp_path_factory):
+    """Its own two images (seed 4), not the shared cric_files: the walk-through below relies on the
+    items this seed gives (the first item drawn has a program of two steps or more whose outputs
+    differ from step to step)."""
     from plugins.cric.demo import generate_demo
 
     return generate_demo(tmp_path_factory.mktemp("cric-validation"), images=2, seed=4)

@@ -16,11 +16,8 @@ from benchmarks.records import FormatError, stream_json_object
 from plugins.cric import metric as cric
 from plugins.trance import metric as trance
 from plugins.trance.generator import generate
+from plugins.trance.tests.helpers import fake_pixel_counter
 from tests.benchmarks import builders
-
-
-def fake_pixel_counter(objects, camera):
-    return [1000] * len(objects)
 
 
 @pytest.fixture(scope="module")

@@ -3,19 +3,11 @@
 import pytest
 
 from evaluation.agreement_reports import dataset_agreement, ratings_of
-from humantest import answers, clock, sessions
 from humantest.models import TestPlan, Trial
-from tests.factories import make_user, steps_of
+from tests.factories import answer_all, make_user, steps_of
 from tests.humantest.test_leaks import build_dataset, eligible_all
 
 pytestmark = pytest.mark.django_db
-
-
-def answer_everything(plan, tester, answer_for):
-    session = sessions.begin_test(sessions.start_session(plan, tester))
-    while (trial := clock.serve_current_trial(session)[0]) is not None:
-        answers.record_answer(trial.pk, tester, answer_for(trial), {})
-    return session
 
 
 def test_testers_are_the_raters_and_the_pooled_row_is_not(
@@ -43,8 +35,8 @@ def test_testers_are_the_raters_and_the_pooled_row_is_not(
         return {"steps": steps_of(trial.item)}
 
     with django_capture_on_commit_callbacks(execute=True):
-        answer_everything(plan, alice, lambda trial: {"steps": steps_of(trial.item)})
-        answer_everything(plan, bob, wrong_on_2)
+        answer_all(plan, alice)
+        answer_all(plan, bob, wrong_on_2)
     plan.refresh_from_db()
     assert plan.pooled_submission is not None
     report = dataset_agreement(trance_dataset, resamples=50)
@@ -75,7 +67,7 @@ def test_each_question_of_an_image_is_rated_on_its_own(trance_dataset, monkeypat
     plan = TestPlan.objects.create(name="Signs", dataset=dataset, items_per_tester=3)
     plan.testers.add(*testers)
     for tester in testers:
-        answer_everything(plan, tester, lambda trial: {"answer": "x", "evidence": [0, 0, 9, 0, 9, 9, 0, 9]})
+        answer_all(plan, tester, lambda trial: {"answer": "x", "evidence": [0, 0, 9, 0, 9, 9, 0, 9]})
     ratings, _ = ratings_of(dataset)
     asked = {str(t.item.payload["question_ids"][t.part]) for t in Trial.objects.filter(session__plan=plan)}
     assert set(ratings) == asked

@@ -12,7 +12,7 @@ from django.utils import timezone
 from humantest import answers, browser, clock, sessions
 from humantest.models import TestPlan, Trial
 from humantest.selectors import EXPORT_FIELDS
-from tests.factories import PASSWORD, make_user, steps_of
+from tests.factories import logged_in, make_user, steps_of
 
 pytestmark = pytest.mark.django_db
 
@@ -35,7 +35,7 @@ def plan(trance_dataset, tester):
 def open_trial(plan, tester, client):
     """The tester logged in with the first test trial served: (its page data, the trial)."""
     sessions.begin_test(sessions.start_session(plan, tester))
-    assert client.login(username=tester.username, password=PASSWORD)
+    logged_in(client, tester)
     session = plan.sessions.get(tester=tester)
     data = client.get(f"/test/sessions/{session.pk}/").context["data"]
     return data, Trial.objects.select_related("item").get(pk=data["trial"])
@@ -198,7 +198,7 @@ def test_the_trial_export_has_the_interaction_columns(client, plan, tester):
         answers.record_answer(trial.pk, tester, {"steps": steps_of(trial.item)}, client_data)
         sent.append(client_data)
 
-    assert client.login(username=researcher.username, password=PASSWORD)
+    logged_in(client, researcher)
     exported = client.get(f"/test/plans/{plan.pk}/trials.csv").content.decode()
     reader = csv.DictReader(io.StringIO(exported))
     columns = reader.fieldnames

@@ -15,7 +15,7 @@ from humantest import drawing
 from humantest.models import TestPlan, Trial
 from humantest.trials import TrialUnit, trial_for
 from tests.benchmarks import builders
-from tests.factories import PASSWORD, make_user
+from tests.factories import logged_in, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -139,7 +139,7 @@ def test_no_tester_facing_response_carries_ground_truth_before_the_answer(
         time_limit_s=60,
     )
     plan.testers.add(tester)
-    assert client.login(username=tester.username, password=PASSWORD)
+    logged_in(client, tester)
 
     def fetched(response):
         assert response.status_code in (200, 302), response

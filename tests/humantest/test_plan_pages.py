@@ -4,6 +4,7 @@ tester's history (newest first, settings by their labels)."""
 
 import re
 from datetime import timedelta
+from functools import partial
 
 import pytest
 from django.contrib.auth.models import Group
@@ -13,28 +14,13 @@ from evaluation.models import Submission
 from evaluation.selectors import report_table
 from humantest import answers, clock, forms, sessions
 from humantest.models import TestPlan, TestSession, Trial
-from tests.factories import PASSWORD, make_user, steps_of
+from tests import factories
+from tests.factories import answer_all, logged_in, make_user, steps_of
 
 pytestmark = pytest.mark.django_db
 
 
-def make_plan(dataset, *testers, **fields):
-    values = {"name": "Event test", "setting": "event", "items_per_tester": 2, "seed": 5, **fields}
-    plan = TestPlan.objects.create(dataset=dataset, **values)
-    plan.testers.add(*testers)
-    return plan
-
-
-def logged_in(client, user):
-    assert client.login(username=user.username, password=PASSWORD)
-    return client
-
-
-def answer_all(plan, tester):
-    session = sessions.begin_test(sessions.start_session(plan, tester))
-    while (trial := clock.serve_current_trial(session)[0]) is not None:
-        answers.record_answer(trial.pk, tester, {"steps": steps_of(trial.item)}, {})
-    return session
+make_plan = partial(factories.make_plan, items_per_tester=2)
 
 
 def text(response) -> str:

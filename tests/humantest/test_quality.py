@@ -22,14 +22,9 @@ from evaluation.selectors import report_table
 from humantest import answers, clock, drawing, exclusions, qualification, scoring, sessions
 from humantest.models import ExclusionRules, TestPlan, TestSession, Trial
 from humantest.plans import PlanRefused, create_test_plan
-from tests.factories import PASSWORD, make_user, steps_of
+from tests.factories import PASSWORD, make_user, steps_of, wrong_steps_of
 
 pytestmark = pytest.mark.django_db
-
-
-def wrong_steps(item):
-    size = item.payload["initial"]["objects"][0]["size"]
-    return [{"obj_idx": 0, "attr": "size", "val": "large" if size != "large" else "small"}]
 
 
 def ids(dataset, count, *, skip=0):
@@ -59,7 +54,7 @@ def answer(trial, tester, *, right: bool, seconds: float, hidden_s: float = 0.0)
     if hidden_s:
         events = [{"type": "hidden", "t": 100.0}, {"type": "visible", "t": 100.0 + hidden_s * 1000}]
     client = {"shown_ms": 50.0, "submit_ms": 100.0 + hidden_s * 1000 + 10, "events": events}
-    steps = steps_of(trial.item) if right else wrong_steps(trial.item)
+    steps = steps_of(trial.item) if right else wrong_steps_of(trial.item)
     return answers.record_answer(trial.pk, tester, {"steps": steps}, client)
 
 

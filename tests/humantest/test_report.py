@@ -14,21 +14,11 @@ from evaluation.comparison import paired_sample_size
 from humantest import answers, checklist, clock, exclusions, qualification, sessions, studies
 from humantest.models import Preregistration, ReportAnswers, Study, TestPlan, TestSession, Trial
 from humantest.payments import rule_of
-from tests.factories import PASSWORD, make_user
+from tests.factories import logged_in, make_user, right_answer, wrong_answer
 
 pytestmark = pytest.mark.django_db
 
 CLIENT = {"shown_ms": 5.0, "submit_ms": 2000.0, "events": []}
-
-
-def steps_of(item, right: bool = True):
-    if right:
-        return [
-            {key: step[key] for key in ("obj_idx", "attr", "val")}
-            for step in item.ground_truth["transformations"]
-        ]
-    size = item.payload["initial"]["objects"][0]["size"]
-    return [{"obj_idx": 0, "attr": "size", "val": "large" if size != "large" else "small"}]
 
 
 def answer_open_trials(session, tester, right: bool) -> None:
@@ -36,7 +26,7 @@ def answer_open_trials(session, tester, right: bool) -> None:
         trial, _ = clock.serve_current_trial(session)
         if trial is None:
             return
-        answers.record_answer(trial.pk, tester, {"steps": steps_of(trial.item, right)}, CLIENT)
+        answers.record_answer(trial.pk, tester, (right_answer if right else wrong_answer)(trial), CLIENT)
 
 
 def practise(plan, tester, right: bool):
@@ -52,11 +42,6 @@ def take_test(plan, tester, right: bool):
     answer_open_trials(session, tester, right)
     session.refresh_from_db()
     return session
-
-
-def logged_in(client, user):
-    assert client.login(username=user.username, password=PASSWORD)
-    return client
 
 
 def by_id(report) -> dict:

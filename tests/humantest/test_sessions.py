@@ -4,6 +4,7 @@ import csv
 import io
 from collections import Counter
 from datetime import timedelta
+from functools import partial
 
 import pytest
 from django.utils import timezone
@@ -14,25 +15,19 @@ from evaluation.selectors import report_table
 from humantest import answers, clock, drawing, sessions
 from humantest.models import TestPlan, TestSession, Trial
 from humantest.selectors import EXPORT_FIELDS
-from tests.factories import PASSWORD, make_user, steps_of
+from tests import factories
+from tests.factories import answer_all, logged_in, make_user, right_answer, steps_of, wrong_answer
 
 pytestmark = pytest.mark.django_db
 
 
-def make_plan(dataset, *testers, **fields):
-    values = {"name": "Event test", "setting": "event", "items_per_tester": 4, "seed": 5, **fields}
-    plan = TestPlan.objects.create(dataset=dataset, **values)
-    plan.testers.add(*testers)
-    return plan
+make_plan = partial(factories.make_plan, items_per_tester=4)
+#: What the browser reports with each answer of answer_all's.
+CLIENT = {"shown_ms": 5.0, "submit_ms": 2000.0, "events": []}
 
 
 def length(trial):
     return len(trial.item.ground_truth["transformations"])
-
-
-def logged_in(client, user):
-    assert client.login(username=user.username, password=PASSWORD)
-    return client
 
 
 # --- drawing ---------------------------------------------------------------------------------------
@@ -348,30 +343,6 @@ def test_testers_get_403_on_plans_they_are_not_invited_to_and_on_researcher_page
 # --- results, report and exports -------------------------------------------------------------------
 
 
-def answer_all(plan, tester, right: bool):
-    session = sessions.begin_test(sessions.start_session(plan, tester))
-    while True:
-        trial, _ = clock.serve_current_trial(session)
-        if trial is None:
-            return session
-        steps = (
-            steps_of(trial.item)
-            if right
-            else [
-                {
-                    "obj_idx": 0,
-                    "attr": "size",
-                    "val": "large"
-                    if trial.item.payload["initial"]["objects"][0]["size"] != "large"
-                    else "small",
-                }
-            ]
-        )
-        answers.record_answer(
-            trial.pk, tester, {"steps": steps}, {"shown_ms": 5.0, "submit_ms": 2000.0, "events": []}
-        )
-
-
 def test_results_pool_testers_into_the_report_human_row_and_export_every_trial(
     trance_dataset, client, django_capture_on_commit_callbacks
 ):
@@ -379,8 +350,8 @@ def test_results_pool_testers_into_the_report_human_row_and_export_every_trial(
     researcher = make_user("rita", "researcher")
     plan = make_plan(trance_dataset, alice, bob, items_per_tester=3, row_label="Human")
     with django_capture_on_commit_callbacks(execute=True):
-        answer_all(plan, alice, right=True)
-        answer_all(plan, bob, right=False)
+        answer_all(plan, alice, right_answer, CLIENT)
+        answer_all(plan, bob, wrong_answer, CLIENT)
 
     table = report_table(trance_dataset)
     assert [row.label for row in table.rows] == ["Human"]  # per-tester rows stay on the plan's page
@@ -454,7 +425,7 @@ def test_deleting_a_plan_takes_its_human_rows_out_of_the_report(
     tester = make_user("alice", "tester")
     plan = make_plan(trance_dataset, tester, items_per_tester=2)
     with django_capture_on_commit_callbacks(execute=True):
-        answer_all(plan, tester, right=True)
+        answer_all(plan, tester, right_answer, CLIENT)
     assert [row.label for row in report_table(trance_dataset).rows] == ["Human"]
     plan.delete()
     assert report_table(trance_dataset).rows == []

@@ -22,13 +22,6 @@ PROLIFIC = {"PROLIFIC_PID": "5f0a1b2c3d4e5f6a7b8c9d0e", "STUDY_ID": "study-1", "
 COMPLETE = "https://app.prolific.com/submissions/complete?cc=C1A2B3"
 
 
-@pytest.fixture(scope="module")
-def cric_files(tmp_path_factory):
-    from plugins.cric.demo import generate_demo
-
-    return generate_demo(tmp_path_factory.mktemp("cric-study"), images=2, seed=3)
-
-
 @pytest.fixture
 def plan(cric_files, db):
     from benchmarks.services import import_dataset

@@ -14,15 +14,9 @@ def expire_on_every_claim(settings):
     settings.ANNOTATION_EXPIRY_EVERY_S = 0
 
 
-@pytest.fixture(scope="session")
-def cric_files(tmp_path_factory):
-    from plugins.cric.demo import generate_demo
-
-    return generate_demo(tmp_path_factory.mktemp("cric"), images=5, seed=2)
-
-
 @pytest.fixture
 def cric(cric_files, db):
+    """The shared generated CRIC files (plugins/cric/tests/fixtures.py: 5 images, seed 2), imported."""
     return import_dataset(
         benchmark="cric",
         data=cric_files.questions.read_bytes(),

@@ -3,22 +3,15 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
-from django.test import Client
 
 from annotation import queue
 from annotation.models import Assignment
+from tests.factories import post_json_reply
 from tests.validation.conftest import FINE
 from validation.models import Verdict
 
 pytestmark = pytest.mark.django_db
-
-
-def post(client: Client, url: str, body) -> tuple[int, dict]:
-    response = client.post(url, json.dumps(body), content_type="application/json")
-    return response.status_code, (response.json() if response["Content-Type"] == "application/json" else {})
 
 
 def test_a_validator_removed_from_a_plan_stops_at_once(client, plan, people):
@@ -33,7 +26,7 @@ def test_a_validator_removed_from_a_plan_stops_at_once(client, plan, people):
         ("submit", {"version": 0, "answers": FINE}),
         ("skip", {"version": 0, "reason": "unsure"}),
     ):
-        status, data = post(client, f"{url}/{name}/", body)
+        status, data = post_json_reply(client, f"{url}/{name}/", body)
         assert status == 403 and data["error"] == "not_member", name
     assert client.post(f"/validate/plans/{plan.pk}/next/").status_code == 404
     assert not Verdict.objects.exists()
@@ -51,13 +44,13 @@ def test_the_annotation_endpoints_refuse_a_validation_assignment(client, plan, p
         ("submit", {"version": held.version, "pairs": []}),
         ("skip", {"version": held.version, "reason": "x"}),
     ):
-        status, _ = post(client, f"/annotate/assignments/{held.pk}/{name}/", body)
+        status, _ = post_json_reply(client, f"/annotate/assignments/{held.pk}/{name}/", body)
         assert status == 404, name
     held.refresh_from_db()
     assert held.draft == {} and held.version == 0 and held.status == Assignment.Status.LEASED
     # Its own endpoints take it, and refuse a draft over the validation limit (20 KB).
-    assert post(client, f"/validate/assignments/{held.pk}/heartbeat/", {})[0] == 200
-    status, data = post(
+    assert post_json_reply(client, f"/validate/assignments/{held.pk}/heartbeat/", {})[0] == 200
+    status, data = post_json_reply(
         client, f"/validate/assignments/{held.pk}/save/", {"version": 0, "answers": {"comment": "x" * 30_000}}
     )
     assert status == 400 and data["errors"][0]["field"] == "body"

@@ -2,28 +2,16 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from django.test import Client
 
 from annotation import queue
 from annotation.models import Assignment
+from tests.factories import client_for, post_json_reply
 from tests.validation.conftest import FINE, WRONG
 from validation import services
 from validation.checks import VerdictRefused, check_for
 from validation.models import Verdict
-
-
-def client_for(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
-
-
-def post(client: Client, url: str, body) -> tuple[int, dict]:
-    response = client.post(url, json.dumps(body), content_type="application/json")
-    return response.status_code, response.json()
 
 
 def take(client: Client, plan) -> dict:
@@ -42,12 +30,12 @@ def test_a_validator_saves_drafts_submits_and_gets_the_next_item(plan, people):
     assert [step["label"].split("(")[0] for step in view["steps"]][0] == "Initial"
     assert client.get(view["image"]).status_code == 200
 
-    status, saved = post(
+    status, saved = post_json_reply(
         client, task["urls"]["save"], {"version": task["version"], "answers": {"natural": 3}}
     )
     assert status == 200 and saved["version"] == task["version"] + 1
     # A save based on the old version is refused with what the server holds.
-    status, stale = post(
+    status, stale = post_json_reply(
         client, task["urls"]["save"], {"version": task["version"], "answers": {"natural": 1}}
     )
     assert (
@@ -55,13 +43,15 @@ def test_a_validator_saves_drafts_submits_and_gets_the_next_item(plan, people):
     )
 
     # An incomplete verdict names the question and stores nothing.
-    status, refused = post(
+    status, refused = post_json_reply(
         client, task["urls"]["submit"], {"version": saved["version"], "answers": {"natural": 3}}
     )
     assert status == 400 and refused["errors"][0]["field"] == "answer_correct"
     assert not Verdict.objects.exists()
 
-    status, done = post(client, task["urls"]["submit"], {"version": saved["version"], "answers": WRONG})
+    status, done = post_json_reply(
+        client, task["urls"]["submit"], {"version": saved["version"], "answers": WRONG}
+    )
     assert status == 200 and done["error"] is True
     verdict = Verdict.objects.get()
     assert verdict.answers == WRONG and verdict.validator == people["val"] and verdict.round == 1
@@ -147,7 +137,9 @@ def test_a_lapsed_lease_refuses_the_save_and_returns_the_item(plan, people):
     Assignment.objects.filter(pk=task["assignment"]).update(
         lease_expires_at=timezone.now() - timedelta(seconds=1)
     )
-    status, lost = post(client, task["urls"]["save"], {"version": task["version"], "answers": FINE})
+    status, lost = post_json_reply(
+        client, task["urls"]["save"], {"version": task["version"], "answers": FINE}
+    )
     assert status == 409 and lost["error"] == "lease_lost"
     # The next claim puts the lapsed item back in the pool.
     queue.claim(plan.project, people["vic"])

@@ -18,7 +18,7 @@ from benchmarks.services import import_dataset
 from humantest import clock, sessions
 from humantest.models import TestPlan, Trial
 from tests.annotation.conftest import blank_dataset
-from tests.factories import make_user
+from tests.factories import client_for, make_user
 from validation import services as validation_services
 
 #: Text that broke pages, plots, headers or the database, or that a page must show as written.
@@ -55,12 +55,6 @@ def raw_form(text: str) -> str:
     """A form field's value as a browser sends it: a form cannot carry a lone surrogate (it sends
     U+FFFD instead; only a JSON body can, as an escape), which the test client would refuse."""
     return without_lone_surrogates(text)
-
-
-def client_for(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def token_for(user) -> str:

@@ -16,8 +16,8 @@ from benchmarks.models import Dataset
 from evaluation.models import Submission
 from humantest.models import Trial
 from inference.models import ModelRun
-from tests.factories import make_user
-from tests.yardstick.hostile import body, build_site, client_for, token_for
+from tests.factories import client_for, make_user
+from tests.yardstick.hostile import body, build_site, token_for
 from validation.models import Verdict
 
 pytestmark = pytest.mark.django_db

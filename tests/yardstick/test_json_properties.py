@@ -23,7 +23,8 @@ from hypothesis import strategies as st
 
 from annotation.models import Assignment, QAPair
 from inference.services import start_run
-from tests.yardstick.hostile import HOSTILE, build_site, client_for, token_for
+from tests.factories import client_for
+from tests.yardstick.hostile import HOSTILE, build_site, token_for
 
 pytestmark = pytest.mark.django_db
 

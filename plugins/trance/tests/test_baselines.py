@@ -18,13 +18,9 @@ from plugins.trance.formats import BASIC, EVENT, VIEW
 from plugins.trance.generator import generate
 from plugins.trance.simulator import apply_steps
 from plugins.trance.spec import SPEC
+from plugins.trance.tests.helpers import fake_pixel_counter
 
 TINY = {"hidden": 16, "image_height": 24, "image_width": 32}
-
-
-def fake_pixel_counter(objects, camera):
-    """Nothing is occluded: planning needs no renderer."""
-    return [1000] * len(objects)
 
 
 def fake_image_writer(objects, camera, path):

@@ -55,29 +55,9 @@ from plugins.trance.simulator import (
     moved_position,
     out_move_options,
 )
+from plugins.trance.tests.helpers import change, fake_pixel_counter, move, scene, thing
 
-# --- Builders ----------------------------------------------------------------------------------
-
-
-def thing(x, y, size="small", color="gray", material="rubber", shape="cube"):
-    return {"color": color, "material": material, "shape": shape, "size": size, "position": [x, y]}
-
-
-def scene(*subjects):
-    """`subjects` first, then small gray objects parked along x = -40 (invisible) to make ten.
-
-    Parked objects stand 8 apart at y = -36, -28, ...: 8 >= 2 + 2 + 1, no overlap among them.
-    """
-    parked = [thing(-40, -36 + 8 * number) for number in range(10 - len(subjects))]
-    return [*subjects, *parked]
-
-
-def move(obj_idx, direction, steps):
-    return {"obj_idx": obj_idx, "attr": "position", "val": [direction, steps]}
-
-
-def change(obj_idx, attr, value):
-    return {"obj_idx": obj_idx, "attr": attr, "val": value}
+# --- Builders (thing, scene, move, change: plugins/trance/tests/helpers.py) -----------------------
 
 
 def sample(idx, initial, steps, options=None):
@@ -751,11 +731,6 @@ def float32(value):
 
 
 # --- Random cases --------------------------------------------------------------------------------
-
-
-def fake_pixel_counter(objects, camera):
-    """Nothing is occluded: every drawn object has 1000 pixels."""
-    return [1000] * len(objects)
 
 
 @pytest.fixture(scope="module")

@@ -20,24 +20,7 @@ from plugins.trance.simulator import (
     out_move_options,
     positions_match,
 )
-
-
-def thing(x, y, size="small", color="gray", material="rubber", shape="cube"):
-    return {"color": color, "material": material, "shape": shape, "size": size, "position": [x, y]}
-
-
-def scene(*subjects):
-    """`subjects` first, then small objects parked in a row along x = -40 to make ten."""
-    parked = [thing(-40, -36 + 8 * number) for number in range(10 - len(subjects))]
-    return [*subjects, *parked]
-
-
-def move(obj_idx, direction, steps):
-    return {"obj_idx": obj_idx, "attr": "position", "val": [direction, steps]}
-
-
-def change(obj_idx, attr, value):
-    return {"obj_idx": obj_idx, "attr": attr, "val": value}
+from plugins.trance.tests.helpers import change, move, scene, thing
 
 
 @pytest.mark.parametrize(
