@@ -114,6 +114,7 @@ class ScoringJobViewSet(viewsets.ReadOnlyModelViewSet):
 
     serializer_class = ScoringJobSerializer
     permission_classes = [permissions.IsAuthenticated, requires("evaluation.view_submission")]
+    queryset = ScoringJob.objects.none()  # the schema's model; each request reads get_queryset()
 
     def get_queryset(self):
         jobs = ScoringJob.objects.filter(dataset__in=datasets_for(self.request.user)).select_related(
