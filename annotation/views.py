@@ -7,10 +7,13 @@ Claiming a task is a POST: opening a page never takes work from the pool.
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
+import orjson
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required, permission_required
+from django.core.cache import cache
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -387,9 +390,16 @@ def project_detail(request, pk: int):
 @permission_required("annotation.view_progress", raise_exception=True)
 def project_plot(request, pk: int, name: str):
     project = researcher_project(request, pk)
-    png = workflow_for(project.dataset.benchmark).statistics_plot(name, selectors.written_pairs(project))
+    pairs = selectors.written_pairs(project)
+    # Drawn once per set of pairs and kept: the first drawing in a process loads the tokeniser's
+    # dictionary and matplotlib's fonts (about 2 s), which made the project page's first view slow.
+    key = f"annotation:plot:{project.pk}:{name}:{hashlib.sha256(orjson.dumps(pairs)).hexdigest()}"
+    png = cache.get(key)
     if png is None:
-        raise Http404("no such plot")
+        png = workflow_for(project.dataset.benchmark).statistics_plot(name, pairs)
+        if png is None:
+            raise Http404("no such plot")
+        cache.set(key, png, timeout=24 * 3600)
     response = HttpResponse(png, content_type="image/png")
     response["Cache-Control"] = "private, max-age=60"
     return response

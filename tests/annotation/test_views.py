@@ -112,3 +112,45 @@ def test_publishing_before_anything_is_accepted_says_so(client, project, people)
     assert response.status_code == 200
     assert "Nothing was published" in response.content.decode()
     assert project.dataset.__class__.objects.filter(name=project.name).count() == 0
+
+
+def test_the_statistics_plots_are_drawn_once_per_set_of_pairs(client, project, people, monkeypatch):
+    from annotation.workflows import workflow_for
+
+    workflow = workflow_for(project.dataset.benchmark)
+    drawn = []
+    draw = workflow.statistics_plot
+    monkeypatch.setattr(
+        workflow, "statistics_plot", lambda name, pairs: drawn.append(len(pairs)) or draw(name, pairs)
+    )
+    held = take_task(client, project, people["ann"])
+    qa = held.task.item.ground_truth["annotation"][0]
+    pair = {
+        "question": qa["question"],
+        "answer": qa["answer"],
+        "evidence": [float(v) for v in qa["evidence"]],
+    }
+    url = f"/annotate/assignments/{held.pk}/submit/"
+    assert post_json(client, url, {"version": held.version, "pairs": [pair]}).status_code == 200
+    client.force_login(people["res"])
+    plot = f"/annotate/projects/{project.pk}/plots/first-words.png"
+    first, again = client.get(plot), client.get(plot)
+    assert first.content[:4] == b"\x89PNG" and again.content == first.content
+    assert drawn == [1]  # the second view read the kept picture
+    # Another annotator's pairs make a new set: drawn again, with both.
+    nxt = take_task(client, project, people["bob"])
+    qa = nxt.task.item.ground_truth["annotation"][0]
+    pair = {
+        "question": qa["question"],
+        "answer": qa["answer"],
+        "evidence": [float(v) for v in qa["evidence"]],
+    }
+    assert (
+        post_json(
+            client, f"/annotate/assignments/{nxt.pk}/submit/", {"version": nxt.version, "pairs": [pair]}
+        ).status_code
+        == 200
+    )
+    client.force_login(people["res"])
+    assert client.get(plot).status_code == 200 and drawn == [1, 2]
+    assert client.get(f"/annotate/projects/{project.pk}/plots/nothing.png").status_code == 404
