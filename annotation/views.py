@@ -315,7 +315,12 @@ def review_pair(request, pk: int):
         return render(
             request,
             "annotation/review.html",
-            {"pair": pair_data(pair), "project": pair.assignment.task.project, "shortcuts": REVIEW_SHORTCUTS},
+            {
+                "pair": pair_data(pair),
+                "project": pair.assignment.task.project,
+                "shortcuts": REVIEW_SHORTCUTS,
+                "reviewed": pair if pair.review != QAPair.Review.PENDING else None,
+            },
         )
     try:
         body = read_json(request)
@@ -333,10 +338,14 @@ def review_pair(request, pk: int):
         return refused(error)
     except queue.Stale as error:
         return queue_error(error)
+    pair.refresh_from_db()
+    done = _("“%(question)s”: %(review)s.") % {"question": pair.question, "review": pair.get_review_display()}
     project = pair.assignment.task.project
     following = selectors.pending_reviews(request.user).filter(assignment__task__project=project).first()
+    if following is not None:
+        messages.success(request, done)  # shown on the next pair's page, which the script opens
     return JsonResponse(
-        {"next": reverse("annotation:review-pair", args=[following.pk]) if following else None}
+        {"next": reverse("annotation:review-pair", args=[following.pk]) if following else None, "done": done}
     )
 
 

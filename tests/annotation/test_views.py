@@ -154,3 +154,34 @@ def test_the_statistics_plots_are_drawn_once_per_set_of_pairs(client, project, p
     client.force_login(people["res"])
     assert client.get(plot).status_code == 200 and drawn == [1, 2]
     assert client.get(f"/annotate/projects/{project.pk}/plots/nothing.png").status_code == 404
+
+
+def test_a_review_says_what_it_did_and_a_reviewed_pair_shows_its_review(client, project, people):
+    held = take_task(client, project, people["ann"])
+    truth = held.task.item.ground_truth["annotation"]
+    pairs = [
+        {"question": qa["question"], "answer": qa["answer"], "evidence": [float(v) for v in qa["evidence"]]}
+        for qa in truth[:2]
+    ]
+    url = f"/annotate/assignments/{held.pk}/submit/"
+    assert post_json(client, url, {"version": held.version, "pairs": pairs}).status_code == 200
+    first, second = QAPair.objects.filter(assignment=held).order_by("index")
+    client.force_login(people["rev"])
+    page = client.get(f"/annotate/review/pairs/{first.pk}/").content.decode()
+    assert 'id="already-reviewed"' not in page
+    reply = post_json(
+        client, f"/annotate/review/pairs/{first.pk}/", {"version": first.version, "action": "accept"}
+    )
+    assert reply.json()["done"] == f"“{first.question}”: Accepted." and reply.json()["next"]
+    # The next pair's page carries the confirmation; the accepted pair says it was reviewed, and by whom.
+    assert f"“{first.question}”: Accepted." in client.get(reply.json()["next"]).content.decode()
+    page = client.get(f"/annotate/review/pairs/{first.pk}/").content.decode()
+    assert "Already reviewed: Accepted by rev" in page and "A new review replaces it." in page
+    last = post_json(
+        client,
+        f"/annotate/review/pairs/{second.pk}/",
+        {"version": second.version, "action": "reject", "reason": "the quad misses the sign"},
+    ).json()
+    assert last["next"] is None and last["done"] == f"“{second.question}”: Rejected."
+    page = client.get(f"/annotate/review/pairs/{second.pk}/").content.decode()
+    assert "Already reviewed: Rejected by rev" in page and "Reason: “the quad misses the sign”." in page

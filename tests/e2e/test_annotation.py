@@ -2,6 +2,7 @@
 works blind, the researcher reads the agreement; and the Chinese interface."""
 
 import pytest
+from playwright.sync_api import expect
 
 from annotation import services
 from annotation.models import Assignment, QAPair
@@ -165,6 +166,10 @@ def test_annotate_review_second_opinion_and_agreement(browser, live_server, ever
     assert pair.review == QAPair.Review.FIXED and pair.version == 2
     assert pair.evidence[0] == pytest.approx(cx - 5, abs=1.5)
     assert [r.kind for r in pair.revisions.all()] == ["written", "fixed"]
+    # The next pair's page says what became of this one; opened again, this one shows its review.
+    expect(page.locator(".messages")).to_contain_text(f"“{pair.question}”: Fixed by a reviewer.")
+    page.goto(f"/annotate/review/pairs/{pair.pk}/")
+    expect(page.locator("#already-reviewed")).to_contain_text("Already reviewed: Fixed by a reviewer by rev")
     context.close()
 
     # The second annotator answers the first one's questions without seeing their answers.

@@ -192,7 +192,7 @@ async function send(body) {
   $("review-status").textContent = "";
   refresh();
   if (ok) {
-    finish(payload.next);
+    finish(payload.next, payload.done);
   } else if (status === 400) {
     showErrors(payload.errors);
   } else if (status === 409 && payload.server) {
@@ -203,7 +203,8 @@ async function send(body) {
   }
 }
 
-function finish(next) {
+// After a review: the next pair (whose page says what was done to this one), or the end, saying it.
+function finish(next, done) {
   if (next) {
     page.dataset.done = "true";
     window.location.assign(next);
@@ -211,6 +212,7 @@ function finish(next) {
   }
   editor.destroy();
   $("review-work").hidden = true;
+  $("review-done").textContent = done || "";
   $("nothing-left").hidden = false;
   page.dataset.done = "true";
 }
