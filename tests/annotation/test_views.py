@@ -185,3 +185,17 @@ def test_a_review_says_what_it_did_and_a_reviewed_pair_shows_its_review(client, 
     assert last["next"] is None and last["done"] == f"“{second.question}”: Rejected."
     page = client.get(f"/annotate/review/pairs/{second.pk}/").content.decode()
     assert "Already reviewed: Rejected by rev" in page and "Reason: “the quad misses the sign”." in page
+
+
+def test_the_start_page_shows_the_instructions_once_and_open(client, project, people):
+    project.instructions = "Ask about the text on the signs: one question per sign."
+    project.save()
+    client.force_login(people["ann"])
+    start = client.get(f"/annotate/projects/{project.pk}/work/").content.decode()
+    assert start.count("one question per sign") == 1
+    assert '<details class="card instructions" id="instructions" open>' in start
+    # At work on a task they are folded away above it, still one click from the image.
+    take_task(client, project, people["ann"])
+    working = client.get(f"/annotate/projects/{project.pk}/work/").content.decode()
+    assert working.count("one question per sign") == 1
+    assert '<details class="card instructions" id="instructions">' in working

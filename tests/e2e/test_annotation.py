@@ -263,3 +263,37 @@ def test_a_researcher_makes_a_project_from_the_form(page, demo_stevqa, people): 
     )
     page.goto("/annotate/projects/")
     assert "Street signs" in page.inner_text("table")
+
+
+def test_at_1280_by_800_the_image_fits_and_adding_pairs_or_drawing_never_scrolls_the_page(
+    browser,
+    live_server,
+    every_image_twice,
+    people,  # noqa: F811
+):
+    project = every_image_twice
+    project.instructions = "Ask about the text on the signs."
+    project.save()
+    context = browser.new_context(base_url=live_server.url, viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    page.set_default_timeout(15000)
+    log_in(page, "ann", PASSWORD)
+    page.goto(f"/annotate/projects/{project.pk}/work/")
+    # The start page shows the instructions once, open.
+    expect(page.locator("text=Ask about the text on the signs.")).to_have_count(1)
+    page.wait_for_selector("#take-next:focus")
+    page.keyboard.press("Enter")
+    page.wait_for_selector('body[data-annotation-ready="1"]')
+    canvas = page.locator(".quad-canvas").bounding_box()
+    assert canvas["y"] + canvas["height"] <= 800, canvas
+    for key in ("n", "n", "n", "n", "d"):
+        page.keyboard.press("Escape")
+        page.keyboard.press(key)
+        assert page.evaluate("scrollY") == 0, key  # the image stays where the annotator draws
+    # The new pair is shown in its list, which scrolled by itself, and Submit is on screen.
+    last = page.locator("#pairs > li.pair").last.bounding_box()
+    listed = page.locator("#pairs").bounding_box()
+    assert listed["y"] <= last["y"] and last["y"] + last["height"] <= listed["y"] + listed["height"] + 1
+    submit = page.locator("#submit").bounding_box()
+    assert submit["y"] + submit["height"] <= 800, submit
+    context.close()

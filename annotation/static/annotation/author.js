@@ -328,7 +328,15 @@ function selectPair(s, index, { scroll = true } = {}) {
   s.editor.select(index);
   updatePair(s, previous);
   updatePair(s, index);
-  if (scroll) itemOf(index).scrollIntoView({ block: "nearest" });
+  if (scroll) reveal($("pairs"), itemOf(index));
+}
+
+// Scrolls `list` alone so that `item` shows in it: the page, and the image on it, stay put.
+function reveal(list, item) {
+  const shown = list.getBoundingClientRect();
+  const box = item.getBoundingClientRect();
+  if (box.top < shown.top) list.scrollTop -= shown.top - box.top;
+  else if (box.bottom > shown.bottom) list.scrollTop += Math.min(box.bottom - shown.bottom, box.top - shown.top);
 }
 
 function addPair(s) {
@@ -337,7 +345,7 @@ function addPair(s) {
   s.editor.addQuad(null);
   renderPairs(s);
   selectPair(s, s.pairs.length - 1);
-  itemOf(s.pairs.length - 1).querySelector(".pair-question").focus();
+  itemOf(s.pairs.length - 1).querySelector(".pair-question").focus({ preventScroll: true });
   changed(s);
 }
 
@@ -412,7 +420,7 @@ function bindList(s) {
     const index = Number(item.dataset.index);
     if (event.target.classList.contains("pair-question")) {
       event.preventDefault();
-      item.querySelector(".pair-answer").focus();
+      item.querySelector(".pair-answer").focus({ preventScroll: true });
     } else if (event.target.classList.contains("pair-answer")) {
       event.preventDefault();
       event.target.blur();
