@@ -188,3 +188,20 @@ def test_icdar_export_writes_one_file_per_image_with_integer_corners(project, pe
     assert len(lines) == done.pairs.count()
     fields = lines[0].split(",", 8)
     assert all(value.lstrip("-").isdigit() for value in fields[:8]) and fields[8] == done.pairs.first().answer
+
+
+def test_the_demo_pairs_carry_what_ocr_reads_once_the_worker_has_run(
+    demo_stevqa, django_capture_on_commit_callbacks
+):
+    from annotation.demo import create_demo_project
+    from benchmarks import registry
+    from yardstick.management.commands.load_demo import create_demo_users
+
+    create_demo_users()
+    with django_capture_on_commit_callbacks(execute=True):  # the worker (in-process in the tests)
+        name = create_demo_project(registry.get("stevqa"), demo_stevqa)
+    pairs = QAPair.objects.filter(assignment__task__project__name=name)
+    assert pairs.count() >= 3
+    # The demo reviewer sees what OCR read in each pair's evidence, not "OCR read –".
+    assert all(pair.ocr_similarity is not None for pair in pairs)
+    assert sum(pair.ocr_similarity >= 0.5 for pair in pairs) >= len(pairs) // 2
