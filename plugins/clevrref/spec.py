@@ -68,6 +68,14 @@ class ClevrRefSpec(BenchmarkSpec):
             "official_cumulative_iou",
             ylabel=_("cumulative IoU"),
         ),
+        # The paper's detection by category (single-object expressions: a category of plural
+        # referents alone has none, and is left blank).
+        BreakdownPlot(
+            _("Detection accuracy (single-object expressions) by expression category"),
+            ("by_category",),
+            "detection_accuracy",
+            ylabel=_("accuracy"),
+        ),
     )
 
     # --- the catalog ---------------------------------------------------------------------------

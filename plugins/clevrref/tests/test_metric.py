@@ -20,6 +20,7 @@ import random
 import numpy as np
 import pytest
 
+from benchmarks import registry
 from benchmarks.records import FormatError
 from plugins.clevrref import metric as clevrref
 from plugins.clevrref.metric import FULL_RESOLUTION
@@ -745,8 +746,8 @@ def test_the_report_shows_each_number_under_its_variant():
     assert counts == {"model (official)": [1, 0, 0], "model (full-resolution)": [0, 1, 1]}
     assert "model (official),model,Segmentation (official 320×320),cumulative IoU,1.0,,,1" in table_csv(table)
     # The official plot leaves the full-resolution row out instead of drawing it as zeros.
-    (plot,) = spec.plots
-    assert plot.metric == "official_cumulative_iou"
+    plot, detection = spec.plots
+    assert plot.metric == "official_cumulative_iou" and detection.metric == "detection_accuracy"
     svg = draw(plot, rows)
     assert "model (official)" in svg and "model (full-resolution)" not in svg
     assert draw(plot, rows[1:]) is None
@@ -776,3 +777,26 @@ def test_the_score_command_takes_the_variant_and_keeps_intersections_and_unions(
         CommandError, match="record 0: mask_size: a 320x320 mask is scored only by the official"
     ):
         call_command("score", "clevrref", *files, "--variant", "full-resolution", stdout=io.StringIO())
+
+
+def test_the_report_plots_detection_accuracy_by_expression_category():
+    from evaluation.plots import draw
+    from evaluation.reports import ScoredSubmission
+
+    spec = registry.get("clevrref")
+    detection = next(plot for plot in spec.plots if plot.metric == "detection_accuracy")
+    # By hand: 0-Relate 3 of 4 single-object expressions found, 1-Relate 1 of 2, AND none single.
+    summary = {
+        "overall": {"detection_accuracy": 4 / 6},
+        "by_category": {
+            "0-Relate": {"count": 4, "detection_count": 4, "detection_accuracy": 0.75},
+            "1-Relate": {"count": 3, "detection_count": 2, "detection_accuracy": 0.5},
+            "AND": {"count": 2, "detection_count": 0, "detection_accuracy": None},
+        },
+    }
+    svg = draw(detection, [ScoredSubmission("model", "Executor", "", summary, [])])
+    assert "Detection accuracy (single-object expressions) by expression category" in svg
+    assert all(category in svg for category in ("0-Relate", "1-Relate", "AND")) and "Executor" in svg
+    # A row without any detection figure draws no plot rather than zeros.
+    empty = {"by_category": {"AND": {"detection_accuracy": None}}}
+    assert draw(detection, [ScoredSubmission("model", "Executor", "", empty, [])]) is None
