@@ -25,6 +25,7 @@ class ModelRun(BenchmarkNamed, Job):
     web server."""
 
     kind = "model-run"
+    progress_in_cache = False
 
     class Device(models.TextChoices):
         AUTO = "auto", _("GPU if the worker has one, else CPU")

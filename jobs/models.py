@@ -45,6 +45,8 @@ class Job(models.Model):
 
     #: A short word naming this kind of job in its cache keys ("import", "scoring", "model-run").
     kind: ClassVar[str] = "job"
+    #: Whether its worker reports progress to the cache (False: on the row only, nothing to read).
+    progress_in_cache: ClassVar[bool] = True
 
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -73,7 +75,7 @@ class Job(models.Model):
     def progress(self) -> dict[str, Any]:
         """Stage and counts: live from the worker while the job runs, from the row once it ended
         (or where the kind keeps no counts on its row, nothing)."""
-        live = None if self.finished else cache.get(self.progress_key)
+        live = cache.get(self.progress_key) if self.progress_in_cache and not self.finished else None
         if live:
             stage, done, total = live["stage"], live["done"], live["total"]
         else:
