@@ -36,7 +36,7 @@ import numpy as np  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
-from plugins.clevr.camera import CAMERA_NAMES, trance_camera  # noqa: E402
+from plugins.clevr.camera import CAMERA_NAMES, fitted_camera  # noqa: E402
 from plugins.clevr.render import render, render_ids  # noqa: E402
 from plugins.clevr.world import (  # noqa: E402
     COLORS,
@@ -109,7 +109,7 @@ def main() -> int:
             random_scene(generator, generator.randint(1, 10)) for _ in range(arguments.scenes)
         ],
     }
-    cameras = [trance_camera(name) for name in CAMERA_NAMES]
+    cameras = [fitted_camera(name) for name in CAMERA_NAMES]
 
     cold_start = time.perf_counter()
     for camera in cameras:  # fills the per-camera cache (rays, empty floor)

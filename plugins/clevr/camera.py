@@ -1,28 +1,13 @@
-"""Pinhole cameras in TRANCE grid units, calibrated against the released TRANCE renders.
+"""Pinhole cameras in the world's grid units, and the three named cameras of the released renders.
 
 A camera is a position, a point it looks at, an up direction and a vertical field of view;
 the image is `width` x `height` pixels. Pixel coordinates are continuous: pixel (i, j) covers
 [i, i + 1) x [j, j + 1), so its centre is (i + 0.5, j + 0.5) and the optical axis meets the
 image at (width / 2, height / 2). Image x grows to the right, image y downwards.
 
-The three TRANCE cameras were fitted by least squares to the released sample
-(../shared/data/trance_example: sample 0, its initial Center render and its three final
-renders, 160x120 files downscaled from 320x240). The data were the faint outline of the visible
-area [-20, 20]^2, traced pixel by pixel in each render (points assigned to the nearest edge
-of the current fit, then refitted, with a robust loss), and the image bounding boxes of the
-visible objects, whose grid positions and sizes the sample's JSON gives (the two cubes'
-unknown rotations were fitted alongside). Each camera has seven parameters: position, yaw,
-pitch, roll and vertical field of view. At 320x240 the outline points lie 0.8 to 1.2 pixels
-(RMS) from the fitted outline, and the metal cylinder's box edges within 2 pixels.
-
-Each camera was fitted on its own. The Left and Right cameras are close to the Center camera
-turned about the vertical axis (by -44.7 and +42.7 degrees: the differences of the fitted
-yaws), but using that rotation misplaces the outline's corners by about 5 pixels in the Left
-and Right renders (outline RMS 1.6 to 1.9 pixels): TRANCE's generator moves every camera by up
-to 0.5 Blender units along each axis for every sample, independently (about 3 grid units: the
-Center camera is 75 grid units from the origin, CLEVR's is 11.3 Blender units). No
-single set of numbers therefore matches every released image to the pixel; these match the
-sample, and the framing of any other sample to within that jitter.
+"Camera_Center", "Camera_Left" and "Camera_Right" were fitted by least squares to a released
+sample's renders, seven parameters each; how, on what, and how closely they match: docs/scene-engine.md,
+*The fitted cameras*.
 """
 
 from __future__ import annotations
@@ -146,19 +131,19 @@ _FITTED: dict[str, tuple[Vector, Vector, Vector, float]] = {
 CAMERA_NAMES = tuple(_FITTED)
 
 
-def trance_camera(name: str, width: int = 320, height: int = 240) -> Camera:
-    """The calibrated TRANCE camera "Camera_Center", "Camera_Left" or "Camera_Right" at a given size.
+def fitted_camera(name: str, width: int = 320, height: int = 240) -> Camera:
+    """The fitted camera "Camera_Center", "Camera_Left" or "Camera_Right" at a given size.
 
-    Another size keeps the vertical field of view; TRANCE renders are 4:3 (320x240).
+    Another size keeps the vertical field of view; the released renders are 4:3 (320x240).
     """
     if name not in _FITTED:
-        raise ValueError(f"unknown TRANCE camera {name!r}; expected one of {', '.join(CAMERA_NAMES)}")
+        raise ValueError(f"unknown camera {name!r}; expected one of {', '.join(CAMERA_NAMES)}")
     position, look_at, up, vertical_fov = _FITTED[name]
     return Camera(
         position=position, look_at=look_at, up=up, vertical_fov=vertical_fov, width=width, height=height
     )
 
 
-CAMERA_CENTER = trance_camera("Camera_Center")
-CAMERA_LEFT = trance_camera("Camera_Left")
-CAMERA_RIGHT = trance_camera("Camera_Right")
+CAMERA_CENTER = fitted_camera("Camera_Center")
+CAMERA_LEFT = fitted_camera("Camera_Left")
+CAMERA_RIGHT = fitted_camera("Camera_Right")

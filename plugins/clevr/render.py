@@ -1,6 +1,6 @@
-"""A pure-numpy ray caster for CLEVR-style scenes that looks like the released TRANCE renders.
+"""A pure-numpy ray caster for CLEVR-style scenes that looks like the released renders.
 
-Blender (Cycles, 512 samples) takes seconds per TRANCE image; this renderer makes a 320x240
+Blender (Cycles, 512 samples) takes seconds per released image; this renderer makes a 320x240
 image in tens of milliseconds on one core, close enough in framing, tones and materials to
 generate practice and test items (docs/renders/ compares it with the released sample).
 
@@ -15,8 +15,8 @@ What is computed, and why:
   object (silhouettes, occlusion edges) shade every sub-pixel ray; the others are shaded once,
   from the pixel-centre ray. Edges are as smooth as with full supersampling at a fraction of
   the shading work. The object-id buffer comes from the pixel-centre rays.
-- As in TRANCE, objects outside the visible area [-20, 20]^2 are not rendered (TRANCE's
-  generator sets Blender's hide_render on them) unless `hide_outside_visible_area=False`.
+- As in the released renders, objects outside the visible area [-20, 20]^2 are not rendered
+  (the released generator sets Blender's hide_render on them) unless `hide_outside_visible_area=False`.
 - Lighting was fitted to the released renders. The floor's brightness, read at the same floor
   points in the four sample images, is the same in every view (a matte floor) and is matched
   within about 5% (RMS) by two point lamps with inverse-square falloff (a large one high above
@@ -962,7 +962,7 @@ def render(
 
     `supersample` is the number of visibility rays per pixel side (anti-aliasing; 1 is
     fastest). `draw_visible_area` draws the outline of [-20, 20]^2 on the floor;
-    `hide_outside_visible_area` leaves out objects outside it, as TRANCE does.
+    `hide_outside_visible_area` leaves out objects outside it, as the released generator does.
     """
     if supersample < 1:
         raise ValueError("supersample must be at least 1")
@@ -989,7 +989,7 @@ def render_ids(
 
 
 def visible_pixel_counts(object_ids: np.ndarray, count: int) -> np.ndarray:
-    """Number of pixels where each of `count` objects is seen (TRANCE calls fewer than 150 occluded)."""
+    """Number of pixels where each of `count` objects is seen (the released generator calls fewer than 150 occluded)."""
     ids = object_ids[object_ids >= 0].astype(np.intp)
     return np.bincount(ids, minlength=count)[:count]
 

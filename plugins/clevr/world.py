@@ -1,9 +1,9 @@
-"""The CLEVR world that TRANCE and CLEVR-Ref+ scenes live in (pure, no Django).
+"""The CLEVR world that the scene benchmarks' scenes live in (pure, no Django).
 
-Units are TRANCE grid units: objects stand on the ground plane z = 0 at integer (x, y) in
+Units are grid units: objects stand on the ground plane z = 0 at integer (x, y) in
 [-40, 40]; the visible area is [-20, 20]; one move step is 10 units. +x points toward the
 Center camera (down the image), +y to the image's right, +z up. These are the conventions of
-the released TRANCE renders (see ../shared/FORMATS.md).
+the released renders (see ../shared/FORMATS.md).
 
 A shape's "radius" is the radius of the circle it occupies on the ground, which is what the
 overlap rule uses. As in CLEVR's own renderer, a cube is scaled by 1/sqrt(2) so that its
@@ -28,7 +28,7 @@ COLORS: dict[str, tuple[int, int, int]] = {
     "yellow": (255, 238, 51),
 }
 SHAPES = ("cube", "sphere", "cylinder")
-#: TRANCE has three sizes and three materials; CLEVR(-Ref+) uses small/large and rubber/metal.
+#: Three sizes and three materials, as the released renders have; CLEVR uses small/large and rubber/metal.
 RADII: dict[str, float] = {"large": 6.0, "medium": 4.0, "small": 2.0}
 MATERIALS = ("rubber", "metal", "glass")
 
@@ -42,7 +42,7 @@ STEP_UNITS = 10
 class SceneObject:
     """One object as the renderer needs it.
 
-    `radius` is in grid units (TRANCE sizes: RADII[size]; CLEVR-Ref+ uses CLEVR's own sizes);
+    `radius` is in grid units (RADII[size], or CLEVR's own sizes);
     `color` is a CLEVR colour name; `rotation` is about the vertical axis, in degrees.
     """
 

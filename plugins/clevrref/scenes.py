@@ -5,7 +5,7 @@ A scene is drawn the way CLEVR's own generator draws one, translated to the shar
 
 - 3 to 10 objects; shape cube/sphere/cylinder, size small/large, material rubber/metal, one of the
   8 CLEVR colours, a random rotation about the vertical axis.
-- Units. The renderer works in TRANCE grid units; CLEVR's files use Blender units. We take
+- Units. The renderer works in grid units; CLEVR's files use Blender units. We take
   1 CLEVR unit = 10 grid units (``CLEVR_UNIT``), so CLEVR's radii 0.35 and 0.7 become 3.5 and 7
   grid units, CLEVR's placement square [-3, 3] becomes [-30, 30], its minimum gap between objects
   (0.25) becomes 2.5 and its direction margin (0.4) becomes 4. ``3d_coords`` are written in CLEVR
@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from plugins.clevr import render as render_module
-from plugins.clevr.camera import Camera, trance_camera
+from plugins.clevr.camera import Camera, fitted_camera
 from plugins.clevr.world import COLORS, SHAPES, SceneObject
 
 IMAGE_WIDTH, IMAGE_HEIGHT = 480, 320
@@ -96,8 +96,8 @@ class GeneratedScene:
 
 
 def clevr_camera() -> Camera:
-    """The TRANCE Center camera's geometry at CLEVR's 480x320 resolution."""
-    return trance_camera("Camera_Center", width=IMAGE_WIDTH, height=IMAGE_HEIGHT)
+    """The fitted Center camera's geometry at CLEVR's 480x320 resolution."""
+    return fitted_camera("Camera_Center", width=IMAGE_WIDTH, height=IMAGE_HEIGHT)
 
 
 # --- masks --------------------------------------------------------------------------------------
@@ -402,7 +402,7 @@ def generate_scene(
                 continue
             attributes_list, objects = placement
             # The id buffer alone is cheap; shade only scenes that pass. CLEVR places objects
-            # beyond TRANCE's visible area, so none is hidden for being outside it.
+            # beyond the grid's visible area, so none is hidden for being outside it.
             object_ids = render_module.render_ids(objects, camera, hide_outside_visible_area=False)
             if min(render_module.visible_pixel_counts(object_ids, count)) < MIN_VISIBLE_PIXELS:
                 continue

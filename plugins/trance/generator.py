@@ -578,9 +578,9 @@ class RenderJob:
 @functools.cache
 def trance_view(camera_name: str) -> Camera:
     """The TRANCE camera at the generator's image size (imported late: the renderer is optional)."""
-    from plugins.clevr.camera import trance_camera
+    from plugins.clevr.camera import fitted_camera
 
-    return trance_camera(camera_name, IMAGE_WIDTH, IMAGE_HEIGHT)
+    return fitted_camera(camera_name, IMAGE_WIDTH, IMAGE_HEIGHT)
 
 
 def count_visible_pixels(objects: Sequence[SceneObject], camera_name: str) -> Sequence[int]:

@@ -20,7 +20,7 @@ from PIL import Image, ImageDraw
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from plugins.clevr.camera import trance_camera  # noqa: E402
+from plugins.clevr.camera import fitted_camera  # noqa: E402
 from plugins.clevr.render import render, save_png  # noqa: E402
 from plugins.clevr.world import RADII, SceneObject  # noqa: E402
 
@@ -66,7 +66,7 @@ def main() -> int:
     draw.text((width + 12 + width // 2 - 40, 6), "ours (numpy)", fill=(0, 0, 0))
     for row, (suffix, state_index, camera_name) in enumerate(VIEWS):
         started = time.perf_counter()
-        result = render(scene(states[state_index]), trance_camera(camera_name, width, height))
+        result = render(scene(states[state_index]), fitted_camera(camera_name, width, height))
         elapsed = time.perf_counter() - started
         ours = OUTPUT / f"ours-{suffix}.png"
         save_png(result.image, ours)

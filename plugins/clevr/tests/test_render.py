@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from plugins.clevr.camera import CAMERA_CENTER, CAMERA_LEFT, CAMERA_RIGHT, Camera, trance_camera
+from plugins.clevr.camera import CAMERA_CENTER, CAMERA_LEFT, CAMERA_RIGHT, Camera, fitted_camera
 from plugins.clevr.render import (
     bounding_boxes,
     object_mask,
@@ -17,7 +17,7 @@ from plugins.clevr.render import (
 )
 from plugins.clevr.world import RADII, SceneObject
 
-SMALL = trance_camera("Camera_Center", 160, 120)
+SMALL = fitted_camera("Camera_Center", 160, 120)
 
 
 def thing(shape="sphere", size="large", color="gray", material="rubber", x=0.0, y=0.0, rotation=0.0):
@@ -42,7 +42,7 @@ def test_a_point_on_the_optical_axis_projects_to_the_image_centre(camera):
 
 
 def test_pixel_centre_rays_project_back_to_their_pixels():
-    camera = trance_camera("Camera_Left", 40, 30)
+    camera = fitted_camera("Camera_Left", 40, 30)
     directions = camera.rays()
     points = np.asarray(camera.position) + 50.0 * directions.reshape(-1, 3)
     projected = camera.project(points)
@@ -80,11 +80,11 @@ def test_the_center_camera_puts_the_visible_area_where_the_released_render_shows
 def test_left_and_right_cameras_look_from_either_side():
     assert CAMERA_LEFT.position[1] < 0 < CAMERA_RIGHT.position[1]
     with pytest.raises(ValueError):
-        trance_camera("Camera_Top")
+        fitted_camera("Camera_Top")
 
 
 def test_another_size_keeps_the_field_of_view():
-    wide = trance_camera("Camera_Center", 480, 320)
+    wide = fitted_camera("Camera_Center", 480, 320)
     assert (wide.width, wide.height, wide.vertical_fov) == (480, 320, CAMERA_CENTER.vertical_fov)
     assert wide.project(np.array([wide.look_at]))[0][:2] == pytest.approx((240, 160))
 
@@ -133,7 +133,7 @@ def test_bounding_boxes_and_masks_match_the_id_buffer():
     assert visible_pixel_counts(ids, 3)[:2].tolist() == [object_mask(ids, i).sum() for i in range(2)]
 
 
-def test_objects_outside_the_visible_area_are_hidden_as_in_trance():
+def test_objects_outside_the_visible_area_are_hidden_as_in_the_released_renders():
     """The sample's blue sphere at (-38, 25) is in the Center camera's frame but not in its render."""
     sphere = thing(color="blue", x=-38, y=25)
     assert in_frame(SMALL, (-38, 25, 6))
