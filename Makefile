@@ -5,7 +5,8 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 RUN_PACKAGES := fonts-wqy-microhei fonts-dejavu-core
-TEST_PACKAGES := $(RUN_PACKAGES) chromium postgresql redis-server gettext
+# texlive: the reports' LaTeX tables are compiled by a test (booktabs is in -recommended).
+TEST_PACKAGES := $(RUN_PACKAGES) chromium postgresql redis-server gettext texlive-latex-base texlive-latex-recommended
 PG_URL = $(shell scripts/test-postgres.sh url)
 
 .PHONY: run dev test test-sqlite test-postgres screenshots lint format perf clean system-run system-test messages

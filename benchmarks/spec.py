@@ -131,6 +131,28 @@ class BreakdownPlot:
     groups: tuple[Choice, ...] = ()
     setting: str | None = None
     ylabel: str = ""
+    #: "bars" (one bar per group and submission) or "line" (a curve per submission over the
+    #: groups in order: a threshold swept, say); `xlabel` names the groups' axis.
+    kind: str = "bars"
+    xlabel: str = ""
+
+
+@dataclass(frozen=True)
+class DiagnosticTable:
+    """One of a paper's diagnostic tables: the report's rows (models, Human last) with its own
+    columns, read from each row's summary and per-unit rows as the main table's are.
+
+    `key`: a slug naming it in exports and anchors (``order``, ``by-length``). `columns`: as the
+    main table's, each with the setting it reads; a column no row has a value for is left out, and
+    a table with no column left is not shown. `note`: one or two sentences under it (what the
+    numbers are, the paper's table it mirrors). `caption`: the LaTeX table's caption, in English.
+    """
+
+    key: str
+    title: str
+    columns: tuple[Column, ...]
+    note: str = ""
+    caption: str = ""
 
 
 @dataclass(frozen=True)
@@ -283,6 +305,9 @@ class BenchmarkSpec:
     comparison_strata: tuple[Choice, ...] = ()
     #: Breakdown plots on the report page.
     plots: tuple[BreakdownPlot, ...] = ()
+    #: The papers' diagnostic tables on the report page, below the main table, each with its own
+    #: CSV, JSON and LaTeX export.
+    diagnostics: tuple[DiagnosticTable, ...] = ()
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"
@@ -425,6 +450,14 @@ class BenchmarkSpec:
 
     def report_columns(self) -> list[Column]:
         raise NotImplementedError
+
+    def diagnostic(self, key: str) -> DiagnosticTable | None:
+        """The diagnostic table called `key`; None when there is none."""
+        return next((table for table in self.diagnostics if table.key == key), None)
+
+    def all_columns(self) -> list[Column]:
+        """The main table's columns, then every diagnostic table's: what a row's cells are kept for."""
+        return self.report_columns() + [column for table in self.diagnostics for column in table.columns]
 
     # --- agreement -----------------------------------------------------------------------------
 

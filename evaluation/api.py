@@ -1,5 +1,6 @@
 """The evaluation API under /api/v1/: submissions (an evaluation server) and report tables."""
 
+from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, permissions, status, viewsets
@@ -124,7 +125,8 @@ class ScoringJobViewSet(viewsets.ReadOnlyModelViewSet):
 
 
 class DatasetReportView(APIView):
-    """GET /api/v1/datasets/<id>/report/: the dataset's report table (rows, cells, intervals)."""
+    """GET /api/v1/datasets/<id>/report/: the dataset's report table (rows, cells, intervals);
+    `?table=<key>`: one of the benchmark's diagnostic tables instead (404 for an unknown key)."""
 
     permission_classes = [
         permissions.IsAuthenticated,
@@ -132,10 +134,21 @@ class DatasetReportView(APIView):
         requires("evaluation.view_report"),
     ]
 
-    @extend_schema(responses={200: OpenApiResponse(description="The report table: rows, cells, intervals.")})
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "table", str, description="A diagnostic table's key (the report page lists them)."
+            )
+        ],
+        responses={200: OpenApiResponse(description="The report table: rows, cells, intervals.")},
+    )
     def get(self, request, pk: int):
         dataset = get_object_or_404(datasets_for(request.user), pk=pk)
-        return Response(table_json(report_table(dataset)))
+        key = request.query_params.get("table", "")
+        diagnostic = dataset.spec.diagnostic(key) if key else None
+        if key and diagnostic is None:
+            raise Http404("no such table")
+        return Response(table_json(report_table(dataset, diagnostic=diagnostic)))
 
 
 class DatasetCompareView(APIView):

@@ -76,6 +76,46 @@ def grouped_bars(
     return svg[svg.index("<svg") :]
 
 
+def curves(
+    title: str, groups: Sequence[str], series: dict[str, list[float | None]], ylabel: str, xlabel: str = ""
+) -> str:
+    """One line per submission over the groups in their order (a threshold swept, say); a group
+    without a value breaks the line there rather than being drawn as zero."""
+    matplotlib_for_pages()
+    from matplotlib import pyplot
+
+    columns = max(min(len(series), LEGEND_COLUMNS), 1)
+    legend_rows = -(-len(series) // columns)
+    figure, axes = pyplot.subplots(
+        figsize=(6.4, 3.2 + LEGEND_ROW_INCHES * legend_rows), dpi=100, layout="constrained"
+    )
+    positions = range(len(groups))
+    for label, values in series.items():
+        axes.plot(
+            positions,
+            [value if value is not None else float("nan") for value in values],
+            marker=".",
+            label=label,
+        )
+    # A tick per group where they fit, else every few, so that labels never overlap.
+    step = max(1, -(-len(groups) // 11))
+    axes.set_xticks(list(positions)[::step], list(groups)[::step])
+    axes.set_ylabel(ylabel)
+    if xlabel:
+        axes.set_xlabel(xlabel)
+    axes.set_ylim(0, 1)
+    axes.set_title(title)
+    axes.grid(axis="y", alpha=0.3)
+    if series:
+        figure.legend(loc="outside lower center", ncols=columns, fontsize=8, frameon=False)
+    axes.spines[["top", "right"]].set_visible(False)
+    output = io.StringIO()
+    figure.savefig(output, format="svg")
+    pyplot.close(figure)
+    svg = output.getvalue()
+    return svg[svg.index("<svg") :]
+
+
 def group_summaries(submission: Summarised, path: Sequence[str]) -> Mapping[str, Any]:
     values: Any = submission.summary
     for key in path:
@@ -115,9 +155,12 @@ def draw(
     series = {name: values for name, values in series.items() if any(value is not None for value in values)}
     if not series:
         return None
-    return grouped_bars(
-        translate(plot.title), labels, series, translate(plot.ylabel) if plot.ylabel else plot.metric
-    )
+    ylabel = translate(plot.ylabel) if plot.ylabel else plot.metric
+    if plot.kind == "line":
+        return curves(
+            translate(plot.title), labels, series, ylabel, translate(plot.xlabel) if plot.xlabel else ""
+        )
+    return grouped_bars(translate(plot.title), labels, series, ylabel)
 
 
 def report_plots(

@@ -12,6 +12,7 @@ from django.utils import timezone
 from django.utils.translation import gettext
 
 from benchmarks.models import Dataset, Item
+from benchmarks.spec import DiagnosticTable
 from evaluation.comparison import ComparisonInputError
 from evaluation.models import Prediction, ScoringJob, Submission
 from evaluation.reports import (
@@ -425,11 +426,16 @@ def pairwise_report(dataset: Dataset) -> dict[str, Any]:
 
 
 def report_table(
-    dataset: Dataset, submissions: list[Submission] | None = None, *, keep_units: set[str] | None = None
+    dataset: Dataset,
+    submissions: list[Submission] | None = None,
+    *,
+    keep_units: set[str] | None = None,
+    diagnostic: DiagnosticTable | None = None,
 ) -> Table:
     """The dataset's side-by-side table, with intervals from the stored per-unit rows
     (`submissions`: the dataset's `scored_submissions`, when the caller has them already;
-    `keep_units`: only these units, as `passed_units` gives them).
+    `keep_units`: only these units, as `passed_units` gives them; `diagnostic`: that diagnostic
+    table of the benchmark's instead of the main one).
 
     Each submission's cells are kept in the cache under its version (its scoring time, a pool's
     members' too, and the spec's columns): a report reads a submission's per-unit rows once, not
@@ -439,7 +445,7 @@ def report_table(
     spec = dataset.spec
     submissions = scored_submissions(dataset) if submissions is None else submissions
     if keep_units is not None:
-        return build_table(spec, scored_rows(submissions), keep_units=keep_units)
+        return build_table(spec, scored_rows(submissions), keep_units=keep_units, diagnostic=diagnostic)
     keys = cell_keys(spec, submissions)
     known = cache.get_many(list(keys.values()))
     missing = [submission for submission in submissions if keys[submission.pk] not in known]
@@ -450,8 +456,20 @@ def report_table(
     if fresh:
         cache.set_many(fresh, timeout=CELLS_TIMEOUT_S)
     return build_table(
-        spec, [scored_row(submission, [], known[keys[submission.pk]]) for submission in submissions]
+        spec,
+        [scored_row(submission, [], known[keys[submission.pk]]) for submission in submissions],
+        diagnostic=diagnostic,
     )
+
+
+def diagnostic_tables(dataset: Dataset, submissions: list[Submission] | None = None) -> list[Table]:
+    """The benchmark's diagnostic tables that have something to show on this dataset (a column
+    some row has a value for), in the spec's order; their cells are kept with the main table's."""
+    submissions = scored_submissions(dataset) if submissions is None else submissions
+    if not submissions:
+        return []
+    tables = [report_table(dataset, submissions, diagnostic=table) for table in dataset.spec.diagnostics]
+    return [table for table in tables if table.columns and table.rows]
 
 
 #: How long a submission's computed cells are kept (found again only under its version).
@@ -469,7 +487,7 @@ def cell_keys(spec, submissions: list[Submission]) -> dict[int, str]:
     columns = hashlib_of(
         [
             (c.group, c.label, c.setting, c.summary_path, c.item_key, c.proportion, c.upper_bound, c.optional)
-            for c in spec.report_columns()
+            for c in spec.all_columns()
         ]
     )
     return {

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.mixins import PermissionRequiredMixin
@@ -36,6 +37,7 @@ from evaluation.reports import (
 from evaluation.selectors import (
     OVERLAP_KINDS,
     RowNotFound,
+    diagnostic_tables,
     error_overlap_units,
     passed_units,
     report_row_labels,
@@ -77,15 +79,10 @@ class ReportView(PermissionRequiredMixin, FormView):
         table = report_table(self.dataset, submissions)
         context["dataset"] = self.dataset
         context["table"] = table
-        context["rows"] = [
-            (
-                row,
-                [
-                    (cell, format_value(cell.value), format_value(cell.low), format_value(cell.high))
-                    for cell in row.cells
-                ],
-            )
-            for row in table.rows
+        context["rows"] = formatted_rows(table)
+        context["diagnostics"] = [
+            (diagnostic, formatted_rows(diagnostic))
+            for diagnostic in diagnostic_tables(self.dataset, submissions)
         ]
         context["submissions"] = submissions
         user = self.request.user
@@ -228,7 +225,23 @@ class SubmissionDeleteView(SubmissionChangeView):
         return redirect("evaluation:report", pk=pk)
 
 
+def formatted_rows(table) -> list[tuple[Any, list[tuple[Any, str, str, str]]]]:
+    """Each row of a table with its cells and their value and interval as the page prints them."""
+    return [
+        (
+            row,
+            [
+                (cell, format_value(cell.value), format_value(cell.low), format_value(cell.high))
+                for cell in row.cells
+            ],
+        )
+        for row in table.rows
+    ]
+
+
 class ReportExportView(PermissionRequiredMixin, View):
+    """The report's main table, or one diagnostic table (``?table=<key>``), as CSV, JSON or LaTeX."""
+
     permission_required = ("evaluation.view_report", "benchmarks.view_dataset")
     FORMATS = {"csv": "text/csv", "json": "application/json", "tex": "application/x-tex"}
 
@@ -236,7 +249,11 @@ class ReportExportView(PermissionRequiredMixin, View):
         if extension not in self.FORMATS:
             raise Http404
         dataset = get_object_or_404(datasets_for(request.user), pk=pk)
-        table = report_table(dataset)
+        key = request.GET.get("table", "")
+        diagnostic = dataset.spec.diagnostic(key) if key else None
+        if key and diagnostic is None:
+            raise Http404("no such table")
+        table = report_table(dataset, diagnostic=diagnostic)
         if extension == "csv":
             body = table_csv(table)
         elif extension == "json":
@@ -244,7 +261,8 @@ class ReportExportView(PermissionRequiredMixin, View):
         else:
             body = table_latex(table)
         response = HttpResponse(body, content_type=f"{self.FORMATS[extension]}; charset=utf-8")
-        return attachment(response, f"report-{dataset.benchmark}-{dataset.name}.{extension}")
+        suffix = f"-{diagnostic.key}" if diagnostic is not None else ""
+        return attachment(response, f"report-{dataset.benchmark}-{dataset.name}{suffix}.{extension}")
 
 
 class CompareView(PermissionRequiredMixin, View):

@@ -163,6 +163,22 @@ def test_a_benchmark_defined_only_in_tests_goes_through_every_app(
     report = api.get(f"/api/v1/datasets/{dataset.pk}/report/").json()
     assert [row["label"] for row in report["rows"]] == ["Counter", "Human"]
     assert [column["metric"] for column in report["columns"]] == ["Acc", "MAE"]
+    # Its diagnostic table under the main one: a column per count some row has (no 5-dot item),
+    # the model's miss on the one 4-dot item, and its own exports.
+    diagnostic = client.get(f"/datasets/{dataset.pk}/report/").context["diagnostics"][0][0]
+    assert [column.group for column in diagnostic.columns] == ["1 dots", "2 dots", "3 dots", "4 dots"]
+    counter = diagnostic.rows[0]
+    assert [cell.value for cell in counter.cells] == [1.0, 1.0, 1.0, 0.0]
+    assert [cell.n for cell in counter.cells] == [1, 2, 2, 1]
+    assert 'id="report-by-count"' in page
+    tex = client.get(f"/datasets/{dataset.pk}/report.tex?table=by-count").content.decode()
+    assert r"\caption{Dot count: accuracy by number of dots" in tex and r"\multicolumn{1}{c}{4 dots}" in tex
+    exported_table = client.get(f"/datasets/{dataset.pk}/report.json?table=by-count").json()
+    assert exported_table["table"] == "by-count" and exported_table["rows"][0]["cells"][3]["value"] == 0.0
+    assert client.get(f"/datasets/{dataset.pk}/report.csv?table=nothing").status_code == 404
+    by_api = api.get(f"/api/v1/datasets/{dataset.pk}/report/?table=by-count").json()
+    assert by_api["title"] == "Accuracy by number of dots" and by_api["rows"] == exported_table["rows"]
+    assert api.get(f"/api/v1/datasets/{dataset.pk}/report/?table=nothing").status_code == 404
     plan.refresh_from_db()
     human = report["rows"][1]["cells"][0]
     assert human["n"] == 3 and human["value"] == pytest.approx(

@@ -50,13 +50,14 @@ def summary_value(summary: Any, path: Sequence[str]) -> Any:
 
 
 def column_key(column: Column) -> str:
-    return f"{column.group}\x1f{column.label}\x1f{column.setting}"
+    return "\x1f".join((column.group, column.label, column.setting, *column.summary_path))
 
 
 def submission_cells(spec: BenchmarkSpec, submission: ScoredSubmission) -> dict[str, Cell]:
-    """Every report column's cell of one submission (from its summary and per-unit rows): what a
-    table keeps between requests, so that a report reads no per-unit row once they are computed."""
-    return {column_key(column): cell_for(column, submission) for column in spec.report_columns()}
+    """Every column's cell of one submission, the main table's and the diagnostic tables' (from
+    its summary and per-unit rows): what a report keeps between requests, so that it reads no
+    per-unit row once they are computed."""
+    return {column_key(column): cell_for(column, submission) for column in spec.all_columns()}
 
 
 def cell_for(column: Column, submission: ScoredSubmission, *, from_rows: bool = False) -> Cell:

@@ -32,8 +32,14 @@ def table_csv(table: Table) -> str:
 
 
 def table_json(table: Table) -> dict[str, Any]:
+    described = (
+        {"table": table.diagnostic.key, "title": table.diagnostic.title}
+        if table.diagnostic is not None
+        else {}
+    )
     return {
         "benchmark": table.benchmark,
+        **described,
         "columns": [
             {"group": c.group, "metric": c.label, "lower_is_better": c.lower_is_better} for c in table.columns
         ],
@@ -60,7 +66,16 @@ LATEX_SPECIAL = {
     "_": r"\_",
     "{": r"\{",
     "}": r"\}",
+    "\\": r"\textbackslash{}",
+    "^": r"\textasciicircum{}",
+    "~": r"\textasciitilde{}",
     "Δ": r"$\Delta$",
+    "τ": r"$\tau$",
+    "≥": r"$\geq$",
+    "≤": r"$\leq$",
+    "×": r"$\times$",
+    "–": "--",
+    "—": "---",
 }
 
 
@@ -97,6 +112,18 @@ def table_latex(table: Table) -> str:
             cells.append(text)
         lines.append(" & ".join([latex_escape(row.label)] + cells) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}"]
+    diagnostic = table.diagnostic
+    if diagnostic is not None:
+        # A diagnostic table as the papers print one: a floating table with its caption above.
+        caption = diagnostic.caption or diagnostic.title
+        lines = [
+            r"\begin{table}[t]",
+            r"\centering",
+            rf"\caption{{{latex_escape(caption)}}}",
+            rf"\label{{tab:{table.benchmark}-{diagnostic.key}}}",
+            *lines,
+            r"\end{table}",
+        ]
     return "\n".join(lines) + "\n"
 
 

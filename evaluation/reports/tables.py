@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from benchmarks.spec import BenchmarkSpec, Column
+from benchmarks.spec import BenchmarkSpec, Column, DiagnosticTable
 from evaluation.reports.cells import Cell, ScoredSubmission, cell_for, kept_cell, summary_value
 
 
@@ -25,6 +25,8 @@ class Table:
     columns: list[Column]
     rows: list[Row]
     parameters: dict[str, dict[str, Any]]
+    #: The diagnostic table it shows (None: the main table).
+    diagnostic: DiagnosticTable | None = None
 
     def groups(self) -> list[tuple[str, int]]:
         spans: list[tuple[str, int]] = []
@@ -41,18 +43,24 @@ PRODUCER_ORDER = {"model": 0, "annotator": 1, "human": 2}
 
 
 def build_table(
-    spec: BenchmarkSpec, submissions: Sequence[ScoredSubmission], *, keep_units: set[str] | None = None
+    spec: BenchmarkSpec,
+    submissions: Sequence[ScoredSubmission],
+    *,
+    keep_units: set[str] | None = None,
+    diagnostic: DiagnosticTable | None = None,
 ) -> Table:
     """Rows grouped by producer and name (a model's settings share a row), columns from the spec.
 
     `keep_units`: recompute every cell on these scoring units only (the items that passed a
-    validation, say) -- see `kept_cell`.
+    validation, say) -- see `kept_cell`. `diagnostic`: that diagnostic table's columns instead
+    of the main table's; each is left out where no row has a value for it.
     """
     grouped = row_groups(spec, submissions)
+    declared = spec.report_columns() if diagnostic is None else list(diagnostic.columns)
     columns = [
         column
-        for column in spec.report_columns()
-        if not column.optional
+        for column in declared
+        if (not column.optional and diagnostic is None)
         or any(
             summary_value(by_setting[column.setting].summary, column.summary_path) is not None
             for by_setting in grouped.values()
@@ -76,7 +84,9 @@ def build_table(
         for setting, submission in by_setting.items():
             parameters[f"{label} {setting}".strip()] = row_parameters(submission)
         rows.append(row)
-    return Table(benchmark=spec.name, columns=columns, rows=rows, parameters=parameters)
+    return Table(
+        benchmark=spec.name, columns=columns, rows=rows, parameters=parameters, diagnostic=diagnostic
+    )
 
 
 def row_groups(

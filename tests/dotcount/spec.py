@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
-from benchmarks.spec import BenchmarkSpec, BreakdownPlot, Column, ScoringFiles, ScoringInput
+from benchmarks.spec import BenchmarkSpec, BreakdownPlot, Column, DiagnosticTable, ScoringFiles, ScoringInput
+
+
+def has_count(count: int, row: dict[str, Any]) -> bool:
+    return row.get("count") == count
 
 
 class DotCountSpec(BenchmarkSpec):
@@ -16,6 +21,25 @@ class DotCountSpec(BenchmarkSpec):
     trial = "tests.dotcount.trial:DotCountTrial"
     baselines = ("tests.dotcount.baselines:Blobs", "tests.dotcount.baselines:Guess")
     plots = (BreakdownPlot("Accuracy by number of dots", ("by_count",), "Acc", ylabel="Acc"),)
+    diagnostics = (
+        DiagnosticTable(
+            "by-count",
+            "Accuracy by number of dots",
+            tuple(
+                Column(
+                    f"{count} dots",
+                    "Acc",
+                    "",
+                    ("by_count", str(count), "Acc"),
+                    "correct",
+                    item_filter=partial(has_count, count),
+                )
+                for count in range(1, 6)
+            ),
+            note="Acc within each true count.",
+            caption="Dot count: accuracy by number of dots (95% intervals in the CSV).",
+        ),
+    )
     answer_compared = "the count given"
 
     def summary(self, payload: dict[str, Any], ground_truth: dict[str, Any]) -> str:
