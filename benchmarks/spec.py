@@ -286,6 +286,10 @@ class BenchmarkSpec:
     region_kind: str = ""
     #: Whether scoring needs the dataset's scenes (when the masks scored live in the scenes file).
     scenes_needed_to_score: bool = False
+    #: Whether scoring reads the dataset's scenes where it has them, without needing them (CRIC's
+    #: object sizes come from its scene graphs): the app passes them; a file scored without them
+    #: has those figures left out.
+    scenes_read_to_score: bool = False
     #: Whether `score_files` takes files open for reading and scores as it reads them (bounded
     #: memory on a full split); otherwise it is given the files' bytes.
     scores_streamed_files: bool = False
@@ -308,6 +312,11 @@ class BenchmarkSpec:
     #: The papers' diagnostic tables on the report page, below the main table, each with its own
     #: CSV, JSON and LaTeX export.
     diagnostics: tuple[DiagnosticTable, ...] = ()
+
+    @property
+    def scores_with_scenes(self) -> bool:
+        """Whether the app passes the dataset's scenes to `score`."""
+        return self.scenes_needed_to_score or self.scenes_read_to_score
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"

@@ -350,7 +350,7 @@ def score_units(submission: Submission, units: list[UnitRow], answers: dict[str,
             answers={key: answer for key, answer in answers.items() if answer is not None},
             setting=submission.setting,
             variant=submission.variant or OFFICIAL,
-            scenes=scenes_of(dataset) if spec.scenes_needed_to_score else (),
+            scenes=scenes_of(dataset) if spec.scores_with_scenes else (),
             options=submission.parameters,
         )
     )

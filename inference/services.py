@@ -357,7 +357,7 @@ def check_scorable(run: ModelRun, units: list[Unit]) -> None:
             records=[unit.record for unit in units],
             answers={},
             setting=run.setting,
-            scenes=scenes_of(run.dataset) if spec.scenes_needed_to_score else (),
+            scenes=scenes_of(run.dataset) if spec.scores_with_scenes else (),
         )
     )
 

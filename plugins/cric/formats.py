@@ -54,20 +54,20 @@ FILE_DESCRIPTION = (
 QUESTION_TYPES = ("QueryObjKG", "QueryObjSG", "QueryAtt", "VerifyKG", "VerifyAtt")
 #: Types whose answer is yes or no.
 VERIFY_TYPES = frozenset({"VerifyKG", "VerifyAtt"})
-FUNCTIONS = frozenset(
-    {
-        "Initial",
-        "Find",
-        "Relate",
-        "Relate Reverse",
-        "Recognition",
-        "And",
-        "Verify",
-        "Find KG",
-        "Find KG Reverse",
-        "Find Hypernym",
-    }
+#: The ten program functions: seven on the image, then three on the knowledge graph.
+FUNCTION_NAMES = (
+    "Initial",
+    "Find",
+    "Relate",
+    "Relate Reverse",
+    "Recognition",
+    "And",
+    "Verify",
+    "Find KG",
+    "Find KG Reverse",
+    "Find Hypernym",
 )
+FUNCTIONS = frozenset(FUNCTION_NAMES)
 #: Fields a tester may see before answering; everything else is ground truth.
 SHOWN = ("image_id", "question_id", "question", "question_type")
 SUB_GRAPH_LISTS = ("relations", "attributes", "knowledge_items")

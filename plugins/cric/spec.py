@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ from benchmarks.spec import (
     Choice,
     Column,
     DemoData,
+    DiagnosticTable,
     ItemSection,
     Region,
     ScoringFiles,
@@ -19,7 +21,8 @@ from benchmarks.spec import (
     as_text,
     rectangle,
 )
-from plugins.cric.formats import QUESTION_TYPES, object_box
+from plugins.cric.formats import FUNCTION_NAMES, QUESTION_TYPES, object_box
+from plugins.cric.metric import FUNCTION_BUCKETS, LENGTH_BUCKETS, SIZE_BUCKETS, function_iou_key
 
 DEMO_IMAGES = 30
 
@@ -30,8 +33,78 @@ def _(text: str) -> str:
     return text
 
 
-def of_kind(kind: str):
-    return lambda row: row.get("kind") == kind
+def in_group(field: str, value: Any, row: dict[str, Any]) -> bool:
+    """Whether a per-question row is in a group (its `field` is `value`): bound with
+    functools.partial as a column's item_filter."""
+    return row.get(field) == value
+
+
+#: The breakdowns' buckets (plugins.cric.metric defines them), with their labels.
+LENGTH_GROUPS = tuple(
+    Choice(key, label)
+    for (key, _most), label in zip(
+        LENGTH_BUCKETS,
+        (_("≤ 6 words"), _("7–9 words"), _("10–12 words"), _("≥ 13 words")),
+        strict=True,
+    )
+)
+FUNCTION_GROUPS = tuple(
+    Choice(key, label)
+    for (key, _most), label in zip(
+        FUNCTION_BUCKETS,
+        (_("≤ 3 functions"), _("4–5 functions"), _("6–7 functions"), _("≥ 8 functions")),
+        strict=True,
+    )
+)
+SIZE_GROUPS = tuple(
+    Choice(key, label)
+    for key, label in zip(
+        SIZE_BUCKETS, (_("small objects"), _("medium objects"), _("large objects")), strict=True
+    )
+)
+#: The headline metrics, each with the per-question field its interval is drawn from.
+HEADLINE = (("Ans", "answer_correct"), ("Grd", "grounding_correct"), ("Final", "final_correct"))
+
+
+def accuracy_columns(summary_key: str, field: str, groups: tuple[Choice, ...]) -> tuple[Column, ...]:
+    """Ans, Grd and Final of each group of a breakdown, with intervals from its questions' rows."""
+    return tuple(
+        Column(
+            group.label,
+            name,
+            "",
+            (summary_key, group.value, name),
+            item_key,
+            partial(in_group, field, group.value),
+        )
+        for group in groups
+        for name, item_key in HEADLINE
+    )
+
+
+def function_columns() -> tuple[Column, ...]:
+    """Each function's mean set IoU (from predictions that give program outputs; a column no row
+    has is dropped), then recognition accuracy."""
+    return tuple(
+        Column(
+            _("Set IoU per function"),
+            function,
+            "",
+            ("by_function", function, "set_iou"),
+            function_iou_key(function),
+            proportion=False,
+        )
+        for function in FUNCTION_NAMES
+    ) + (
+        Column(
+            _("Recognition"),
+            "Ans",
+            "",
+            ("recognition", "Ans"),
+            "answer_correct",
+            partial(in_group, "recognition_step", True),
+        ),
+    )
 
 
 class CricSpec(BenchmarkSpec):
@@ -40,6 +113,8 @@ class CricSpec(BenchmarkSpec):
     formats_module = "plugins.cric.formats"
     unit_id_field = "question_id"
     scores_streamed_files = True
+    # The object-size breakdown reads the scene graphs, where the dataset has them.
+    scenes_read_to_score = True
     region_kind = "box"
     trial = "plugins.cric.trial:CricTrial"
     validation = "plugins.cric.check:CricCheck"
@@ -52,6 +127,68 @@ class CricSpec(BenchmarkSpec):
             "Final",
             tuple(Choice(question_type, question_type) for question_type in QUESTION_TYPES),
             ylabel="Final",
+        ),
+        BreakdownPlot(
+            _("Final accuracy by question length"),
+            ("by_question_length",),
+            "Final",
+            LENGTH_GROUPS,
+            ylabel="Final",
+            kind="line",
+        ),
+        BreakdownPlot(
+            _("Final accuracy by number of program functions"),
+            ("by_functions",),
+            "Final",
+            FUNCTION_GROUPS,
+            ylabel="Final",
+            kind="line",
+        ),
+        BreakdownPlot(
+            _("Final accuracy by size of the target object"),
+            ("by_object_size",),
+            "Final",
+            SIZE_GROUPS,
+            ylabel="Final",
+            xlabel=_("target box area over image area: small < 0.01 ≤ medium < 0.1 ≤ large"),
+        ),
+    )
+    diagnostics = (
+        DiagnosticTable(
+            "by-function",
+            _("Intermediate steps by function"),
+            function_columns(),
+            note=_(
+                "Mean set IoU |P ∩ G| / |P ∪ G| of the objects each step outputs, over every step of "
+                "each function, for submissions that give program outputs. Recognition Ans: answer "
+                "accuracy on the questions whose program has a Recognition step."
+            ),
+            caption="CRIC: set IoU of the intermediate outputs of each function, and recognition accuracy.",
+        ),
+        DiagnosticTable(
+            "by-length",
+            _("Accuracy by question length"),
+            accuracy_columns("by_question_length", "length_bucket", LENGTH_GROUPS),
+            note=_("Ans, Grd and Final over the questions of each length in words."),
+            caption="CRIC: accuracy by question length in words.",
+        ),
+        DiagnosticTable(
+            "by-functions",
+            _("Accuracy by number of program functions"),
+            accuracy_columns("by_functions", "functions_bucket", FUNCTION_GROUPS),
+            note=_("Ans, Grd and Final over the questions whose program has that many steps."),
+            caption="CRIC: accuracy by number of functions in the question's program.",
+        ),
+        DiagnosticTable(
+            "by-size",
+            _("Accuracy by size of the target object"),
+            accuracy_columns("by_object_size", "size_bucket", SIZE_GROUPS),
+            note=_(
+                "Size: the largest target object's box area over the image's, from the dataset's scene "
+                "graphs: small below 0.01, large from 0.1, medium between. "
+                "Questions whose right grounding is no object are in no column."
+            ),
+            caption="CRIC: accuracy by size of the target object (box area over image area).",
         ),
     )
 
@@ -156,7 +293,7 @@ class CricSpec(BenchmarkSpec):
         from plugins.cric import metric
 
         predictions = [{**answer, "question_id": key} for key, answer in given.answers.items()]
-        return metric.score(given.records, predictions)
+        return metric.score(given.records, predictions, scenes=given.scenes or None)
 
     def score_files(self, files: ScoringFiles):
         from plugins.cric import metric
@@ -164,6 +301,7 @@ class CricSpec(BenchmarkSpec):
         return metric.score_file(
             files.ground_truth,
             files.predictions,
+            scenes_data=files.scenes,
             questions_source=files.ground_truth_source,
             predictions_source=files.predictions_source,
         )
@@ -173,15 +311,11 @@ class CricSpec(BenchmarkSpec):
     def report_columns(self) -> list[Column]:
         columns = []
         for path, group, row_filter in (
-            (("by_kind", "verify"), _("Verify"), of_kind("verify")),
-            (("by_kind", "recognize"), _("Recognize"), of_kind("recognize")),
+            (("by_kind", "verify"), _("Verify"), partial(in_group, "kind", "verify")),
+            (("by_kind", "recognize"), _("Recognize"), partial(in_group, "kind", "recognize")),
             (("overall",), _("Overall"), None),
         ):
-            for name, key in (
-                ("Ans", "answer_correct"),
-                ("Grd", "grounding_correct"),
-                ("Final", "final_correct"),
-            ):
+            for name, key in HEADLINE:
                 columns.append(Column(group, name, "", (*path, name), key, row_filter))
         return columns
 

@@ -194,3 +194,29 @@ def test_mean_intervals_stay_within_the_possible_range():
     table = build_table(registry.get("stevqa"), [ScoredSubmission("model", "m", "", summary, rows)])
     cell = table.rows[0].cells[0]
     assert cell.value == 0.25 and cell.low == 0.0 and cell.high <= 1.0 and cell.n == 4
+
+
+def test_cric_scored_in_the_app_reads_the_scene_graphs_for_its_object_size_table(cric_files):
+    """CRIC's object sizes come from its scene graphs: the app passes a dataset's scene graphs to
+    the metric, so its by-size figures equal the command line's with --scenes, and the report
+    shows the table."""
+    from plugins.cric import metric
+
+    dataset = import_dataset(
+        benchmark="cric",
+        data=cric_files.questions.read_bytes(),
+        name="cric",
+        scenes_data=cric_files.scene_graphs.read_bytes(),
+    )
+    questions = json.loads(cric_files.questions.read_text())
+    answers = [{"question_id": q["question_id"], "answer": q["answer"], "object": None} for q in questions]
+    submission = submit_predictions(dataset=dataset, name="answers only", data=json.dumps(answers).encode())
+    by_file = metric.score_file(
+        cric_files.questions.read_bytes(),
+        json.dumps(answers).encode(),
+        scenes_data=cric_files.scene_graphs.read_bytes(),
+    )
+    assert submission.summary["by_object_size"] == by_file.summary["by_object_size"]
+    assert sum(group["count"] for group in submission.summary["by_object_size"].values()) > 0
+    size_table = report_table(dataset, diagnostic=dataset.spec.diagnostic("by-size"))
+    assert size_table.columns and size_table.rows[0].cells[0].value is not None

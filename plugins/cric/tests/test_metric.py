@@ -116,7 +116,7 @@ def test_score_hand_case():
     ]
     assert scored.problems == []
     assert summary["parameters"] == scored.params
-    assert scored.params["metric"] == "CRIC" and scored.params["metric_version"] == "1"
+    assert scored.params["metric"] == "CRIC" and scored.params["metric_version"] == "2"
 
 
 def test_verify_yes_without_object_is_not_final():
