@@ -274,6 +274,16 @@ def scene_to_record(raw: Any, checker: RecordChecker) -> SceneRecord | None:
                     checker.get(relation, key, int, path)
             if "predicate" in relation:
                 checker.get(relation, "predicate", str, path)
+    if "text_regions" in raw:
+        # Yardstick's own key (its demo writes it): [x, y, w, h] of each text painted on the image.
+        regions = checker.get(raw, "text_regions", list)
+        for index, region in enumerate(regions or []):
+            if not (
+                isinstance(region, list)
+                and len(region) == 4
+                and all(isinstance(v, int | float) and not isinstance(v, bool) for v in region)
+            ):
+                checker.fail(f"text_regions[{index}]", "expected [x, y, w, h], four numbers")
     image = None
     for key in ("image", "file_name"):
         if key in raw:

@@ -43,6 +43,8 @@ class CricTrial(BenchmarkTrial):
             "height": scene.data.get("height"),
             # Every object of the image is a candidate, in scene order; names are not shown.
             "candidates": [candidate(obj) for obj in objects],
+            # Text painted on the image (the demo's object names): the numbers keep clear of it.
+            "keep_clear": scene.data.get("text_regions", []),
         }
 
     def read_answer(self, unit: TrialUnit, raw: Any) -> Any:

@@ -60,11 +60,13 @@ def render_backdrop(kind: str, width: int = IMAGE_WIDTH, height: int = IMAGE_HEI
     return image
 
 
-def render_scene(scene: Scene) -> Image.Image:
+def render_scene(scene: Scene, label_boxes: list[Box] | None = None) -> Image.Image:
     """The backdrop, then every object as a coloured outlined shape, then the name labels.
 
     Objects standing on the floor are drawn back to front (by the height of their base), and
     objects resting on others after all of them; labels come last so none is hidden.
+    `label_boxes`, when given, receives where each name label went (the picture's text, which
+    the trial's object numbers keep clear of).
     """
     image = render_backdrop(scene.kind)
     draw = ImageDraw.Draw(image)
@@ -77,6 +79,8 @@ def render_scene(scene: Scene) -> Image.Image:
     labels: list[Box] = []
     for placed in order:
         labels.append(_draw_label(draw, placed, labels, scene.objects))
+    if label_boxes is not None:
+        label_boxes.extend(labels)
     return image
 
 

@@ -174,6 +174,22 @@ def test_scene_errors():
     }
 
 
+def test_painted_text_regions_are_four_numbers_each():
+    """Yardstick's demo lists the names it paints on each picture (`text_regions`, [x, y, w, h]):
+    kept as given, and a malformed one is named by record and field."""
+    good, bad = make_scene(3), make_scene(4)
+    good["text_regions"] = [[10, 20, 30.5, 12]]
+    bad["text_regions"] = [[10, 20, 30], "label", [1, 2, 3, True]]
+    parsed = formats.parse_scenes(dumps([good]))
+    assert parsed.scenes[0].data["text_regions"] == [[10, 20, 30.5, 12]]
+    error = errors_of(dumps([good, bad]), formats.parse_scenes)
+    assert {(record.record, record.field) for record in error.errors} == {
+        ("record 1", "text_regions[0]"),
+        ("record 1", "text_regions[1]"),
+        ("record 1", "text_regions[2]"),
+    }
+
+
 def test_check_against_scenes():
     questions = hand_written_questions()
     questions[1]["target"] = [17, 99]

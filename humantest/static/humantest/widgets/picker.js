@@ -41,11 +41,13 @@ function cheaper(a, b) {
 
 // Where each candidate's number goes, so that no number hides another: at a corner of its own
 // box, inside it or just outside, whichever comes first in that order among the places that stay
-// in the image, overlap no number placed before and cross the fewest other boxes (a number over
-// another box reads as that box's). Numbers are placed in scene order. Returns, per candidate,
+// in the image, overlap no number placed before nor any text the picture carries (`keepClear`:
+// [x, y, width, height] rectangles, such as names painted on the image: a "3" over "table" reads
+// "tabl3") and cross the fewest other boxes (a number over another box reads as that box's).
+// Numbers are placed in scene order. Returns, per candidate,
 // { id, text, center: [x, y], rect: [x, y, width, height] } (image pixels; `size` is
 // { width, height }, either of which may be unknown yet).
-export function placeTags(candidates, number, size) {
+export function placeTags(candidates, number, size, keepClear = []) {
   const fontSize = tagSize(size.width);
   const imageWidth = size.width || Infinity;
   const imageHeight = size.height || Infinity;
@@ -72,7 +74,7 @@ export function placeTags(candidates, number, size) {
     corners.forEach(([left, top], rank) => {
       // A place partly out of the image is moved into it (a box at the image's edge).
       const rect = [Math.min(Math.max(left, 0), imageWidth - w), Math.min(Math.max(top, 0), imageHeight - h), w, h];
-      const hidden = placed.reduce((sum, other) => sum + overlap(rect, other), 0);
+      const hidden = [...placed, ...keepClear].reduce((sum, other) => sum + overlap(rect, other), 0);
       const crossed = candidates.filter((other) => other !== candidate && overlap(rect, other.box) > 0).length;
       const cost = [hidden, crossed, rank];
       if (best === null || cheaper(cost, best.cost)) best = { rect, cost };
@@ -83,12 +85,12 @@ export function placeTags(candidates, number, size) {
   });
 }
 
-// Each candidate's number (`number(id)`), placed so that none hides another (placeTags).
-// `size`: the image's { width, height }, or its width alone.
-export function numberTags(candidates, number, size) {
+// Each candidate's number (`number(id)`), placed so that none hides another nor the picture's
+// text (placeTags). `size`: the image's { width, height }, or its width alone.
+export function numberTags(candidates, number, size, keepClear = []) {
   if (typeof size !== "object" || size === null) size = { width: size };
   const fontSize = tagSize(size.width);
-  return placeTags(candidates, number, size).map((place) => tag(place.center, place.text, fontSize));
+  return placeTags(candidates, number, size, keepClear).map((place) => tag(place.center, place.text, fontSize));
 }
 
 // The objects' boxes as toggle buttons in `layer`, with their numbers on top: one rect per
@@ -97,7 +99,7 @@ export function numberTags(candidates, number, size) {
 // Returns rects (id to rect), mark(isChosen) to show which are chosen, close() to end the
 // choosing (no more toggles or Tab stops) and placeTags(size) to place the numbers again for an
 // image size ({ width, height }) learnt later.
-export function boxPicker(layer, candidates, { label, number, size, toggle }) {
+export function boxPicker(layer, candidates, { label, number, size, toggle, keepClear = [] }) {
   const rects = new Map();
   let open = true;
   const press = (id) => {
@@ -121,7 +123,7 @@ export function boxPicker(layer, candidates, { label, number, size, toggle }) {
     rects.set(candidate.id, node);
     layer.append(node);
   }
-  let tags = numberTags(candidates, number, size);
+  let tags = numberTags(candidates, number, size, keepClear);
   layer.append(...tags);
 
   return {
@@ -138,7 +140,7 @@ export function boxPicker(layer, candidates, { label, number, size, toggle }) {
       for (const node of rects.values()) node.removeAttribute("tabindex");
     },
     placeTags(imageSize) {
-      const placed = numberTags(candidates, number, imageSize);
+      const placed = numberTags(candidates, number, imageSize, keepClear);
       for (const [index, node] of tags.entries()) node.replaceWith(placed[index]);
       tags = placed;
     },

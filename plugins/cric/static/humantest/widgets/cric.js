@@ -42,7 +42,8 @@ export function mount(form, view, hooks) {
 
   // The scene graph gives the image's size; without it, the image's own size once loaded.
   const size = { width: view.width, height: view.height };
-  const picker = boxPicker(layer, view.candidates, { label, number, size, toggle: choose });
+  const keepClear = view.keep_clear || [];
+  const picker = boxPicker(layer, view.candidates, { label, number, size, toggle: choose, keepClear });
   showImage(image, layer, view.image, size.width && size.height ? size : null, (natural) => {
     Object.assign(size, natural);
     picker.placeTags(size);
@@ -95,7 +96,7 @@ export function mount(form, view, hooks) {
         if (mine) picture.layer.append(rect(mine.box, { class: "candidate chosen" }));
       }
       for (const box of truth.boxes) picture.layer.append(rect(box.box, { class: "truth" }));
-      picture.layer.append(...numberTags(view.candidates, number, size));
+      picture.layer.append(...numberTags(view.candidates, number, size, keepClear));
       const noGrounding = truth.target.length === 0 || (VERIFY_TYPES.includes(view.question_type) && truth.answer === "no");
       const either = (first, second) => interpolate(gettext("%(first)s or %(second)s"), { first, second }, true);
       const rightObject = noGrounding ? gettext("no object") : truth.target.map(label).reduce(either);
