@@ -24,6 +24,15 @@ intersected), 5 single_or (a union), 6 same_relate (same attribute as an object)
 phrase may carry the ordinal or visibility module, as in CLEVR-Ref+. The generator keeps only
 expressions whose answer is non-empty, whose ``unique`` inputs hold exactly one object, and
 whose relate steps all matter (CLEVR's degeneracy test); about a third refer to one object.
+
+False premises (off by default: ``false_premise_share`` 0): asked for a share of them, the
+generator also writes expressions that refer to no object, as the paper's false-premise test
+does. Two kinds, each written with the template file of its structure: a zero-hop phrase whose
+attributes are each some object's but never together ("the large red cube" beside a large
+sphere, a red sphere and a small cube; dropping any one attribute finds something), and a
+one-hop phrase that matches objects of the scene, just none on the named side of the anchor
+("the red cube left of the small sphere", with a red cube only on its right). Their last step's
+``_output`` is empty; every word of them still matters.
 """
 
 from __future__ import annotations
@@ -71,6 +80,8 @@ FAMILY_ROUNDS = 2
 ANCHOR_ATTEMPTS = 8
 
 ONE, SEVERAL, ANY = "one", "several", "any"
+#: What a false-premise expression refers to: no object.
+NOTHING = "nothing"
 
 #: Words for attribute values; the first is the plain one, the others CLEVR's synonyms.
 VALUE_WORDS: dict[str, tuple[str, ...]] = {
@@ -227,11 +238,14 @@ def filter_by(objects: Sequence[int], attributes: Sequence[tuple[str, str]], fac
 
 
 def meets(result: Sequence[int], need: str) -> bool:
-    """Whether a result has the number of objects asked for: ONE, SEVERAL or ANY (at least one)."""
+    """Whether a result has the number of objects asked for: ONE, SEVERAL, ANY (at least one) or
+    NOTHING (a false premise)."""
     if need == ONE:
         return len(result) == 1
     if need == SEVERAL:
         return len(result) >= 2
+    if need == NOTHING:
+        return not result
     return len(result) >= 1
 
 
@@ -689,6 +703,72 @@ def same_relate(rng: random.Random, draft: Draft, need: str) -> str | None:
     return phrase(rng, description, lambda plural: f"{SAME_WORDS[attribute](plural)} {anchor_text}")
 
 
+# --- false premises --------------------------------------------------------------------------------
+
+
+def pick_by_size(rng: random.Random, options: Sequence[AttributeFilter]) -> AttributeFilter:
+    """Choose the number of attributes first, then a filter of that many (as `pick_description`)."""
+    size = rng.choice(sorted({len(option) for option in options}))
+    return rng.choice([option for option in options if len(option) == size])
+
+
+def zero_hop_nothing(rng: random.Random, draft: Draft, need: str) -> str | None:
+    """'the large red cube' in a scene with large things, red things and cubes, none all three.
+
+    Two or three attributes, each value some object's, and dropping any one of them finds an object:
+    every word is needed to see that nothing fits.
+    """
+    facts = draft.facts
+    everything = range(facts.count)
+    values = {name: sorted({obj[name] for obj in facts.objects}) for name in ATTRIBUTES}
+    options = []
+    for size in (2, 3):
+        for names in itertools.combinations(ATTRIBUTES, size):
+            for chosen in itertools.product(*(values[name] for name in names)):
+                attributes = tuple(zip(names, chosen, strict=True))
+                if filter_by(everything, attributes, facts):
+                    continue
+                if all(
+                    filter_by(everything, attributes[:left] + attributes[left + 1 :], facts)
+                    for left in range(size)
+                ):
+                    options.append(attributes)
+    if not options:
+        return None
+    description = Description(pick_by_size(rng, options), ())
+    draft.describe(draft.add("scene"), description)
+    return phrase(rng, description)
+
+
+def one_hop_nothing(rng: random.Random, draft: Draft, need: str) -> str | None:
+    """'the red cube left of the small sphere' where red cubes stand only elsewhere in the scene.
+
+    The phrase after the relation (one or two attributes) picks something out of the scene other
+    than the anchor, so the relation is what leaves nothing (the expression is not degenerate).
+    """
+    anchored = draft.anchor(rng)
+    if anchored is None:
+        return None
+    anchor_step, anchor_description = anchored
+    relation = pick_relation(rng, draft, anchor_step)
+    if relation is None:
+        return None
+    related = draft.add("relate", [anchor_step], [relation])
+    others = [index for index in range(draft.facts.count) if index != draft.outputs[anchor_step]]
+    options = [
+        attributes
+        for attributes in attribute_choices(others, draft.facts, excluded=None)
+        if 1 <= len(attributes) <= 2 and not filter_by(draft.outputs[related], attributes, draft.facts)
+    ]
+    if not options:
+        return None
+    description = Description(pick_by_size(rng, options), ())
+    draft.describe(related, description)
+    relation_text = rng.choice(RELATION_WORDS[relation])
+    anchor_text = phrase(rng, anchor_description)
+    return phrase(rng, description, lambda plural: f"that {verb(plural)} {relation_text} {anchor_text}")
+
+
 @dataclass(frozen=True)
 class Family:
     index: int
@@ -705,6 +785,11 @@ FAMILIES = (
     Family(5, "single_or.json", single_or),
     Family(6, "same_relate.json", same_relate),
 )
+#: The false-premise templates, under the template file of their structure.
+FALSE_PREMISE_FAMILIES = (
+    Family(0, "zero_hop.json", zero_hop_nothing),
+    Family(1, "one_hop.json", one_hop_nothing),
+)
 
 
 def generate_expressions(
@@ -713,26 +798,38 @@ def generate_expressions(
     count: int,
     *,
     visibility: Sequence[str | None] | None = None,
+    false_premise_share: float = 0.0,
 ) -> list[Expression]:
-    """Up to `count` distinct expressions for one scene, families drawn at random."""
+    """Up to `count` distinct expressions for one scene, families drawn at random; about
+    `false_premise_share` of them refer to no object (see the module docstring)."""
     facts = SceneFacts(scene, visibility_given=list(visibility) if visibility is not None else None)
     expressions: list[Expression] = []
     texts: set[str] = set()
     # Families take turns, in an order shuffled per image, so hard ones (three hops, AND) get
     # their share instead of losing out to ones that rarely fail.
     order = rng.sample(FAMILIES, len(FAMILIES))
+
+    def draw_need() -> str:
+        # No draw at all without false premises: the same seed gives the same files as before.
+        if false_premise_share and rng.random() < false_premise_share:
+            return NOTHING
+        return ONE if rng.random() < SINGLE_SHARE else SEVERAL
+
     # The number of referred objects is drawn once per wanted expression and kept through
     # failures: redrawing it would favour whichever number is easier to satisfy.
-    need = ONE if rng.random() < SINGLE_SHARE else SEVERAL
+    need = draw_need()
     turn = 0
     while len(expressions) < count and turn < (count + len(FAMILIES)) * FAMILY_ROUNDS:
-        family = order[turn % len(order)]
+        if need == NOTHING:
+            family = FALSE_PREMISE_FAMILIES[turn % len(FALSE_PREMISE_FAMILIES)]
+        else:
+            family = order[turn % len(order)]
         turn += 1
         expression = try_family(rng, family, facts, texts, need)
         if expression is not None:
             texts.add(expression.text)
             expressions.append(expression)
-            need = ONE if rng.random() < SINGLE_SHARE else SEVERAL
+            need = draw_need()
     return expressions
 
 
@@ -765,6 +862,8 @@ class GeneratedFiles:
     refexps_file: Path
     image_count: int
     refexp_count: int
+    #: How many of the expressions refer to no object.
+    false_premise_count: int = 0
 
 
 def image_rng(seed: int, image_index: int) -> random.Random:
@@ -780,11 +879,16 @@ def generate(
     expressions_per_image: int = 5,
     split: str = "val",
     progress: Callable[[int, int], None] | None = None,
+    false_premise_share: float = 0.0,
 ) -> GeneratedFiles:
     """Render `images` scenes into out_dir/images and write the scenes and refexp files.
 
     The same arguments give byte-identical files. `progress(done, total)` is called per image.
+    `false_premise_share` (0 to 1, default 0: none): the share of expressions asked to refer to no
+    object; with 0 the files are those generated before the option existed.
     """
+    if not 0 <= false_premise_share <= 1:
+        raise ValueError(f"false_premise_share must be between 0 and 1, got {false_premise_share}")
     out_dir = Path(out_dir)
     images_dir = out_dir / "images"
     images_dir.mkdir(parents=True, exist_ok=True)
@@ -798,7 +902,11 @@ def generate(
         save_png(generated.image, images_dir / record["image_filename"])
         scene_records.append(record)
         for expression in generate_expressions(
-            rng, record, expressions_per_image, visibility=generated.visibility
+            rng,
+            record,
+            expressions_per_image,
+            visibility=generated.visibility,
+            false_premise_share=false_premise_share,
         ):
             refexps.append(
                 {
@@ -825,8 +933,11 @@ def generate(
         "units": "3d_coords in CLEVR units (1 = 10 grid units); +x toward the camera, +y right, +z up",
         "mask_encoding": "comma-separated run lengths over the row-major image, background run first",
     }
+    if false_premise_share:
+        info["false_premise_share"] = false_premise_share
     scenes_file = out_dir / "clevrref_scenes.json"
     refexps_file = out_dir / "clevrref_refexps.json"
     scenes_file.write_bytes(b"".join(formats.serialize_scenes(info, scene_records)))
     refexps_file.write_bytes(b"".join(formats.serialize(info, refexps)))
-    return GeneratedFiles(images_dir, scenes_file, refexps_file, images, len(refexps))
+    false_premises = sum(1 for refexp in refexps if not refexp["program"][-1]["_output"])
+    return GeneratedFiles(images_dir, scenes_file, refexps_file, images, len(refexps), false_premises)

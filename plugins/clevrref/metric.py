@@ -63,12 +63,43 @@ Breakdowns, each reported with all the numbers above:
 - ``by_family``: ``template_filename`` (or ``refexp_family_index``) when the records carry it.
 - ``by_module``: with / without ``filter_ordinal``, with / without ``filter_visibleout``.
 - ``by_structure``: "chain" (every step has at most one input) or "tree".
+- ``by_object_count``: the number of objects in the expression's scene (3 to 10 in CLEVR), a
+  key per number found (row field ``object_count``).
+- ``zero_relate_attribute``: 0-Relate expressions only, by whether they name the attribute that
+  gives their objects away (row field of the same name; neither the paper's released files nor
+  its code define this split, so Yardstick defines it from the program and the scene). An
+  attribute *singles out* the referred objects when they all share one value of it and no other
+  object of the scene has that value. "included": some filter step names such an attribute;
+  "excluded": such an attribute exists, yet the program names none of them (it combines other
+  attributes, or uses an ordinal or visibility step); "none": no attribute alone singles them out.
+
+False premises: an expression whose program outputs no object (the generator's
+``false_premise_share``) has nothing to detect or segment. Its prediction is right when it names
+nothing: no box (or a box with no area) and no mask pixel on the variant's grid; a missing
+prediction is wrong, as everywhere. Such expressions count in ``false_premise`` (n, accuracy,
+and detection_accuracy / segmentation_accuracy, the shares without a box / without a mask pixel,
+where boxes / masks are evaluated) and in no other figure or breakdown, so the paper's figures
+keep their meaning; their rows carry false_premise_correct, _no_box and _no_mask.
+
+Steps (``by_step``): a prediction may give one prediction per program step, each scored against
+that step's ``_output`` (the objects the step outputs; one index for ``unique``) exactly as a
+whole expression is scored against its referred objects: box IoU and detection on steps that
+output one object, I and U of the masks on the variant's grid. ``by_step["index"]`` and
+``by_step["type"]`` group them by position and by step type, with count, expression_count,
+detection_count, detection_accuracy and the variant's mean and cumulative IoU
+(``official_mean_iou`` / ``official_cumulative_iou``, ``full_resolution_mean_iou`` /
+``full_resolution_cumulative_iou``; the mean counts each expression once, see
+`step_group_summary`). Each row keeps its steps' results (``steps``) and, per step type, the
+mean I / U of its steps of that type (``step_iou_<type>``).
 
 Prediction file (Yardstick's format): a JSON list of
 
-    {"refexp_index": int, "box": [x, y, w, h], "mask": "run lengths", "mask_size": [h, w]}
+    {"refexp_index": int, "box": [x, y, w, h], "mask": "run lengths", "mask_size": [h, w],
+     "steps": [null | {"box": ..., "mask": ..., "mask_size": ...}, ...]}
 
-(box, mask and mask_size optional). The mask uses the scenes' obj_mask encoding: run lengths
+(box, mask, mask_size and steps optional). ``steps`` holds one entry per program step, in
+program order: null for a step not predicted, or that step's own box / mask / mask_size, read as
+the top-level ones; a list of another length than the program is refused. The mask uses the scenes' obj_mask encoding: run lengths
 over the row-major image, starting with a background run (0 when the top-left pixel is
 foreground), separated by commas or whitespace; a missing trailing background run is implied.
 ``mask_size`` is [height, width]: [320, 480] (full resolution, the default when it is left
@@ -87,7 +118,15 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.records import RecordChecker, check_unique, indexed, load_json_list
+from benchmarks.records import (
+    FormatError,
+    RecordChecker,
+    RecordError,
+    check_unique,
+    indexed,
+    load_json_list,
+    type_name,
+)
 from benchmarks.spec import OFFICIAL
 from evaluation.metrics.scored import Scored, describe_ids, mean_or_none, ratio_or_none
 from plugins.clevrref import formats
@@ -95,7 +134,7 @@ from plugins.clevrref.scenes import decode_mask
 
 METRIC = "CLEVR-Ref+"
 #: Bump when a change to this module can change a number.
-METRIC_VERSION = "2"
+METRIC_VERSION = "3"
 
 #: The variants: OFFICIAL, the released scorer's rules (sum, resize to 320 x 320, truncate), and
 #: FULL_RESOLUTION, Yardstick's earlier union IoU at 320 x 480.
@@ -108,6 +147,32 @@ DEFAULT_WIDTH = 480
 DETECTION_THRESHOLD = 0.5
 
 AND, OR, SAME = "AND", "OR", "Same"
+ZERO_RELATE = "0-Relate"
+ATTRIBUTES = ("size", "color", "material", "shape")
+#: How a 0-Relate expression stands to the attribute that singles out its objects
+#: (`zero_relate_attribute`): named, left out, or there is no such attribute.
+INCLUDED, EXCLUDED, NO_SINGLE = "included", "excluded", "none"
+ZERO_RELATE_GROUPS = (INCLUDED, EXCLUDED, NO_SINGLE)
+#: Program step types in the order the by-step breakdown lists them (any other type after them).
+STEP_TYPES = (
+    "scene",
+    "filter_size",
+    "filter_color",
+    "filter_material",
+    "filter_shape",
+    "filter_visibleout",
+    "filter_ordinal",
+    "unique",
+    "relate",
+    "same_size",
+    "same_color",
+    "same_material",
+    "same_shape",
+    "intersect",
+    "union",
+)
+#: The per-expression field holding the mean IoU of its predicted steps of one type.
+STEP_IOU_FIELD = "step_iou_{}"
 CHAIN, TREE = "chain", "tree"
 ORDINAL_STEP = "filter_ordinal"
 VISIBLE_STEP = "filter_visibleout"
@@ -222,48 +287,168 @@ def expression_family(refexp: Mapping[str, Any]) -> str | None:
     return None
 
 
+def singling_attributes(objects: Sequence[Mapping[str, Any]], referred: Sequence[int]) -> list[str]:
+    """The attributes (size, color, material, shape) that alone pick out exactly the referred
+    objects: every referred object has the same value of it, and no other object of the scene has
+    that value. "The red thing" is enough to find them when color is one."""
+    chosen = set(referred)
+    found = []
+    for name in ATTRIBUTES:
+        values = {objects[index].get(name) for index in chosen}
+        if len(values) != 1 or None in values:
+            continue
+        (value,) = values
+        if {index for index, obj in enumerate(objects) if obj.get(name) == value} == chosen:
+            found.append(name)
+    return found
+
+
+def zero_relate_attribute(refexp: Mapping[str, Any], objects: Sequence[Mapping[str, Any]]) -> str | None:
+    """For a 0-Relate expression that refers to something: INCLUDED when its program filters on an
+    attribute that alone singles out the referred objects (`singling_attributes`), EXCLUDED when
+    such an attribute exists but the program names none of them (it finds the objects by a
+    combination of other attributes, or by ordinal or visibility), NO_SINGLE when no attribute
+    alone singles them out. None for every other expression."""
+    referred = referred_objects(refexp)
+    if expression_category(refexp) != ZERO_RELATE or not referred:
+        return None
+    singling = singling_attributes(objects, referred)
+    if not singling:
+        return NO_SINGLE
+    named = {kind[len("filter_") :] for kind in step_types(refexp) if kind.startswith("filter_")}
+    return INCLUDED if named & set(singling) else EXCLUDED
+
+
+def step_objects(step: Mapping[str, Any], where: str, position: int) -> list[int]:
+    """The objects one program step outputs (its ``_output``: a list of object indices, or one
+    index for a ``unique`` step): the ground truth a prediction for that step is scored against."""
+    if "_output" not in step:
+        raise ValueError(
+            f"{where}: program[{position}]._output: the step records no output, so the prediction "
+            f"for it (steps[{position}]) cannot be scored"
+        )
+    output = step["_output"]
+    if type(output) is int and output >= 0:
+        return [output]
+    if isinstance(output, list) and all(type(value) is int and value >= 0 for value in output):
+        return list(output)
+    raise ValueError(
+        f"{where}: program[{position}]._output: expected an object index or a list of them, got {output!r}"
+    )
+
+
 # --- predictions -------------------------------------------------------------------------------
 
 
-def check_mask_text(checker: RecordChecker, text: str, height: int, width: int) -> None:
+def check_mask_text(checker: RecordChecker, text: str, height: int, width: int, name: str = "mask") -> None:
     """A run-length mask must be non-negative integers covering at most height x width pixels."""
     parts = text.replace(",", " ").split()
     if not all(part.isascii() and part.isdigit() for part in parts):
-        checker.fail("mask", "expected run lengths: non-negative integers separated by commas or spaces")
+        checker.fail(name, "expected run lengths: non-negative integers separated by commas or spaces")
         return
     covered = sum(int(part) for part in parts)
     if covered > height * width:
-        checker.fail("mask", f"runs cover {covered} pixels, more than the {width}x{height} image")
+        checker.fail(name, f"runs cover {covered} pixels, more than the {width}x{height} image")
+
+
+def field_name(path: str, key: str) -> str:
+    """`key` inside `path` as an error names it: "mask", or "steps[2].mask" for a step's."""
+    return f"{path}.{key}" if path else key
 
 
 def mask_shape(
-    raw: Mapping[str, Any], checker: RecordChecker, height: int, width: int, variant: str | None
+    raw: Mapping[str, Any],
+    checker: RecordChecker,
+    height: int,
+    width: int,
+    variant: str | None,
+    path: str = "",
 ) -> tuple[int, int] | None:
     """The (height, width) a prediction's mask is given at: its ``mask_size``, full resolution when
     it has none. None (after noting the fault) for a size neither variant reads, or one the chosen
-    variant cannot score (a 320 x 320 mask under full-resolution)."""
+    variant cannot score (a 320 x 320 mask under full-resolution). `path`: where `raw` sits in the
+    record ("" for the record itself, "steps[2]" for a step's prediction)."""
     if raw.get("mask_size") is None:
         return height, width
-    size = checker.get_list(raw, "mask_size", int, length=2)
+    size = checker.get_list(raw, "mask_size", int, path, length=2)
     if size is None:
         return None
     full = (height, width)
     grid = (height, released_width(width)) if width % 3 == 0 else None
     shape = (size[0], size[1])
+    name = field_name(path, "mask_size")
     if shape not in (full, grid):
         expected = f"[{height}, {width}] (full resolution)"
         if grid is not None:
             expected = f"[{grid[0]}, {grid[1]}] (the released scorer's grid) or " + expected
-        checker.fail("mask_size", f"expected [height, width] {expected}, got {list(size)}")
+        checker.fail(name, f"expected [height, width] {expected}, got {list(size)}")
         return None
     if shape == grid and variant == FULL_RESOLUTION:
         checker.fail(
-            "mask_size",
+            name,
             f"a {grid[0]}x{grid[1]} mask is scored only by the official variant; the full-resolution "
             f"variant needs the {height}x{width} mask (mask_size [{height}, {width}] or none)",
         )
         return None
     return shape
+
+
+def region_fields(
+    raw: Mapping[str, Any],
+    checker: RecordChecker,
+    height: int,
+    width: int,
+    variant: str | None,
+    path: str = "",
+) -> dict[str, Any]:
+    """The box, mask and mask_size a prediction (or one step's prediction, at `path`) gives, each
+    checked; faults are noted on `checker` and the faulty field left out."""
+    fields: dict[str, Any] = {}
+    if raw.get("box") is not None:
+        box = checker.get_list(raw, "box", (int, float), path, length=4)
+        if box is not None:
+            # Zero or negative sizes are scored (IoU 0, listed), not refused: see `score`.
+            if not all(math.isfinite(value) for value in box):
+                checker.fail(field_name(path, "box"), "coordinates must be finite numbers")
+            fields["box"] = box
+    shape = mask_shape(raw, checker, height, width, variant, path)
+    if raw.get("mask_size") is not None and shape is not None:
+        fields["mask_size"] = list(shape)
+    if raw.get("mask") is not None:
+        mask = checker.get(raw, "mask", str, path)
+        if mask is not None:
+            if shape is not None:
+                check_mask_text(checker, mask, *shape, name=field_name(path, "mask"))
+            fields["mask"] = mask
+    return fields
+
+
+def step_predictions(
+    raw: Mapping[str, Any], checker: RecordChecker, height: int, width: int, variant: str | None
+) -> list[dict[str, Any] | None] | None:
+    """The optional ``steps``: one entry per program step, in program order, each null (that step
+    not predicted) or an object with the step's own box / mask / mask_size, checked as the
+    prediction's are. Whether there is one per step is checked against the program in `score`."""
+    steps = raw.get("steps")
+    if steps is None:
+        return None
+    if not isinstance(steps, list):
+        checker.fail(
+            "steps",
+            f"expected a list with one entry per program step (null for a step not predicted), "
+            f"got {type_name(steps)}",
+        )
+        return None
+    parsed: list[dict[str, Any] | None] = []
+    for position, step in enumerate(steps):
+        path = f"steps[{position}]"
+        if step is None:
+            parsed.append(None)
+        elif not isinstance(step, dict):
+            checker.fail(path, f"expected an object with box and/or mask, or null, got {type_name(step)}")
+        else:
+            parsed.append(region_fields(step, checker, height, width, variant, path))
+    return parsed
 
 
 def prediction_from_record(
@@ -274,22 +459,10 @@ def prediction_from_record(
     before = len(checker.errors)
     refexp_index = checker.get(raw, "refexp_index", int)
     prediction: dict[str, Any] = {"refexp_index": refexp_index}
-    if raw.get("box") is not None:
-        box = checker.get_list(raw, "box", (int, float), length=4)
-        if box is not None:
-            # Zero or negative sizes are scored (IoU 0, listed), not refused: see `score`.
-            if not all(math.isfinite(value) for value in box):
-                checker.fail("box", "coordinates must be finite numbers")
-            prediction["box"] = box
-    shape = mask_shape(raw, checker, height, width, variant)
-    if raw.get("mask_size") is not None and shape is not None:
-        prediction["mask_size"] = list(shape)
-    if raw.get("mask") is not None:
-        mask = checker.get(raw, "mask", str)
-        if mask is not None:
-            if shape is not None:
-                check_mask_text(checker, mask, *shape)
-            prediction["mask"] = mask
+    prediction.update(region_fields(raw, checker, height, width, variant))
+    steps = step_predictions(raw, checker, height, width, variant)
+    if steps is not None:
+        prediction["steps"] = steps
     if len(checker.errors) > before:
         return None
     return prediction
@@ -374,6 +547,106 @@ def group_summary(
     return summary
 
 
+#: The by-step segmentation keys of each variant: (mean IoU, cumulative IoU) on its grid.
+STEP_KEYS = {
+    OFFICIAL: ("official_mean_iou", OFFICIAL_CUMULATIVE),
+    FULL_RESOLUTION: (FULL_MEAN, FULL_CUMULATIVE),
+}
+
+
+def step_group_summary(
+    entries: Sequence[tuple[int, Mapping[str, Any]]], *, detection: bool, segmentation: bool, variant: str
+) -> dict[str, Any]:
+    """The figures of a group of predicted steps, each given as (its expression's position, its
+    result): count (steps), expression_count, detection_count (steps with one true object) and
+    detection_accuracy over them, and the variant's mean and cumulative IoU (`STEP_KEYS`).
+
+    The mean IoU counts each expression once: its steps in the group are averaged first, then
+    those means (an expression with two filter_color steps weighs what one with one does, and the
+    interval over expressions the report draws is around the same number). Steps whose I / U is
+    empty (official variant, U = 0) are left out of it; the cumulative IoU is ΣI / ΣU over the
+    steps, as for whole expressions.
+    """
+    mean_key, cumulative_key = STEP_KEYS[variant]
+    single = [step for _, step in entries if step["single"]]
+    summary: dict[str, Any] = {
+        "count": len(entries),
+        "expression_count": len({position for position, _ in entries}),
+        "detection_count": len(single),
+        "detection_accuracy": mean_or_none(float(step["detected"]) for step in single) if detection else None,
+        mean_key: None,
+        cumulative_key: None,
+    }
+    if segmentation and entries:
+        by_expression: dict[int, list[float]] = {}
+        for position, step in entries:
+            if step["mask_iou"] is not None:
+                by_expression.setdefault(position, []).append(step["mask_iou"])
+        summary[mean_key] = mean_or_none(sum(values) / len(values) for values in by_expression.values())
+        intersections = sum(step["mask_intersection"] for _, step in entries)
+        unions = sum(step["mask_union"] for _, step in entries)
+        if variant == FULL_RESOLUTION and not unions:
+            summary[cumulative_key] = 1.0
+        else:
+            summary[cumulative_key] = ratio_or_none(intersections, unions)
+    return summary
+
+
+def step_type_order(kind: str) -> tuple[int, str]:
+    """STEP_TYPES order, any other step type after them by name."""
+    return (STEP_TYPES.index(kind) if kind in STEP_TYPES else len(STEP_TYPES), kind)
+
+
+def by_step_summary(
+    rows: Sequence[Mapping[str, Any]], *, detection: bool, segmentation: bool, variant: str
+) -> dict[str, Any]:
+    """``{"index": {"0": ..., "1": ...}, "type": {"scene": ..., "filter_color": ...}}``: the
+    figures of the predicted steps (`step_group_summary`) by their position in the program and by
+    their type; both empty when no prediction gives steps."""
+    entries = [
+        (position, index, step)
+        for position, row in enumerate(rows)
+        for index, step in enumerate(row.get("steps") or ())
+        if step is not None
+    ]
+
+    def summarise(selected: list[tuple[int, int, Mapping[str, Any]]]) -> dict[str, Any]:
+        return step_group_summary(
+            [(position, step) for position, _, step in selected],
+            detection=detection,
+            segmentation=segmentation,
+            variant=variant,
+        )
+
+    indices = sorted({index for _, index, _ in entries})
+    kinds = sorted({step["type"] for _, _, step in entries}, key=step_type_order)
+    return {
+        "index": {
+            str(index): summarise([entry for entry in entries if entry[1] == index]) for index in indices
+        },
+        "type": {kind: summarise([entry for entry in entries if entry[2]["type"] == kind]) for kind in kinds},
+    }
+
+
+def false_premise_summary(
+    rows: Sequence[Mapping[str, Any]], *, detection: bool, segmentation: bool
+) -> dict[str, Any]:
+    """n (expressions that refer to no object) and accuracy (the share whose prediction names
+    nothing); detection_accuracy (no box) and segmentation_accuracy (no mask pixel) where boxes or
+    masks are evaluated. None for a share of no expression."""
+    chosen = [row for row in rows if row["false_premise"]]
+    return {
+        "n": len(chosen),
+        "accuracy": mean_or_none(float(row["false_premise_correct"]) for row in chosen),
+        "detection_accuracy": (
+            mean_or_none(float(row["false_premise_no_box"]) for row in chosen) if detection else None
+        ),
+        "segmentation_accuracy": (
+            mean_or_none(float(row["false_premise_no_mask"]) for row in chosen) if segmentation else None
+        ),
+    }
+
+
 def as_list(values: Any, key: str) -> list[Any]:
     """The records of an official document ({"refexps": [...]}) or of a plain list."""
     if isinstance(values, Mapping) and key in values:
@@ -395,6 +668,15 @@ def parameters(height: int, width: int, detection: bool, segmentation: bool, var
         "detection": detection,
         "height": height,
         "width": width,
+        "false_premise_rule": (
+            "an expression referring to no object is right when its prediction names nothing: no box "
+            "(or one with no area) and no mask pixel on the grid; it counts in false_premise only"
+        ),
+        "zero_relate_attribute_rule": (
+            "0-Relate expressions by whether a filter step names an attribute that alone singles out "
+            "the referred objects (included), such an attribute exists but none is named (excluded), "
+            "or none exists (none)"
+        ),
     }
     if variant == OFFICIAL:
         grid = [height, released_width(width)]
@@ -492,6 +774,101 @@ def predicted_mask(prediction: Mapping[str, Any], height: int, width: int, varia
     return mask
 
 
+def check_step_counts(
+    expressions: Sequence[Mapping[str, Any]], by_index: Mapping[int, Mapping[str, Any]]
+) -> None:
+    """A prediction's ``steps`` must hold one entry per step of its expression's program: a list
+    of another length would score each step against the wrong one. Every such record in one
+    FormatError."""
+    errors = []
+    for refexp in expressions:
+        prediction = by_index.get(refexp["refexp_index"])
+        steps = prediction.get("steps") if prediction is not None else None
+        if steps is not None and len(steps) != len(refexp["program"]):
+            errors.append(
+                RecordError(
+                    f"refexp_index {refexp['refexp_index']}",
+                    "steps",
+                    f"{len(steps)} step predictions for a program of {len(refexp['program'])} steps: give "
+                    "one per program step, in program order (null for a step not predicted)",
+                )
+            )
+    if errors:
+        raise FormatError(errors)
+
+
+def scene_objects(
+    masks: SceneMasks, image_index: int, referred: Sequence[int], where: str, last: int
+) -> list:
+    """The expression's scene's objects, after checking that every referred object is one of them."""
+    objects = masks.scene(image_index, where).get("objects")
+    objects = objects if isinstance(objects, list) else []
+    for index in referred:
+        if index >= len(objects):
+            raise ValueError(
+                f"{where}: program[{last}]._output: object {index} is not in image {image_index}, "
+                f"which has {len(objects)} objects"
+            )
+    return objects
+
+
+def score_steps(
+    refexp: Mapping[str, Any],
+    given: Sequence[Mapping[str, Any] | None],
+    masks: SceneMasks,
+    where: str,
+    *,
+    detection: bool,
+    segmentation: bool,
+    height: int,
+    width: int,
+    variant: str,
+) -> list[dict[str, Any] | None]:
+    """Each predicted step scored against that step's own output, as a whole expression is: box
+    IoU and detected (IoU >= 0.5) where the step outputs one object, I, U and I / U of the masks on
+    the variant's grid. None for a step given as null."""
+    results: list[dict[str, Any] | None] = []
+    for position, (step, prediction) in enumerate(zip(refexp["program"], given, strict=True)):
+        if prediction is None:
+            results.append(None)
+            continue
+        objects = step_objects(step, where, position)
+        result: dict[str, Any] = {
+            "type": step["type"],
+            "single": len(objects) == 1,
+            "box_iou": None,
+            "detected": None,
+            "mask_intersection": 0,
+            "mask_union": 0,
+            "mask_iou": None,
+        }
+        if detection and result["single"]:
+            box = prediction.get("box")
+            truth_box = masks.object_box(refexp["image_index"], objects[0], where)
+            result["box_iou"] = 0.0 if box is None or degenerate_box(box) else box_iou(truth_box, box)
+            result["detected"] = result["box_iou"] >= DETECTION_THRESHOLD
+        if segmentation:
+            truth = truth_mask(masks, refexp["image_index"], objects, where, variant)
+            intersection, union = mask_overlap(truth, predicted_mask(prediction, height, width, variant))
+            result["mask_intersection"], result["mask_union"] = intersection, union
+            if union:
+                result["mask_iou"] = intersection / union
+            elif variant == FULL_RESOLUTION:
+                result["mask_iou"] = 1.0
+        results.append(result)
+    return results
+
+
+def step_type_ious(steps: Sequence[Mapping[str, Any] | None]) -> dict[str, float]:
+    """Per step type, the mean I / U of an expression's scored steps of that type: the per-row
+    values behind the by-step figures' intervals (`STEP_IOU_FIELD`)."""
+    by_type: dict[str, list[float]] = {}
+    for step in steps:
+        if step is not None and step["mask_iou"] is not None:
+            by_type.setdefault(step["type"], []).append(step["mask_iou"])
+    return {STEP_IOU_FIELD.format(kind): sum(values) / len(values) for kind, values in by_type.items()}
+
+
 def score(
     refexps: Sequence[Mapping[str, Any]] | Mapping[str, Any],
     scenes: Sequence[Mapping[str, Any]] | Mapping[str, Any],
@@ -505,17 +882,23 @@ def score(
 
     `refexps`: the expression records (or the whole ``{"refexps": [...]}`` document); `scenes`:
     the scene records (or ``{"scenes": [...]}``), matched by ``image_index``; `predictions`: a
-    list of ``{"refexp_index", "box"?, "mask"?, "mask_size"?}``, validated first (a FormatError
-    names each bad one by its refexp_index). `variant`: "official" or "full-resolution" (see the
-    module docstring).
+    list of ``{"refexp_index", "box"?, "mask"?, "mask_size"?, "steps"?}``, validated first (a
+    FormatError names each bad one by its refexp_index). `variant`: "official" or
+    "full-resolution" (see the module docstring).
 
     Items: one row per expression, in its order: refexp_index, image_index, variant,
-    referred_count, single, category, family, structure, ordinal, visible, missing, box_iou and
-    detected (None for multi-object expressions or when detection is not evaluated),
-    truth_pixels (the ground truth's size on the variant's grid), mask_intersection, mask_union,
-    mask_iou (None when segmentation is not evaluated, and under the official variant when U = 0).
-    Summary: "overall", "by_category", "by_family", "by_module", "by_structure" (see
-    `group_summary`), the parameters and the counts of missing and extra predictions.
+    referred_count, single, category, family, structure, ordinal, visible, object_count (objects
+    in its scene), zero_relate_attribute, missing, box_iou and detected (None for multi-object
+    expressions or when detection is not evaluated), truth_pixels (the ground truth's size on the
+    variant's grid), mask_intersection, mask_union, mask_iou (None when segmentation is not
+    evaluated, and under the official variant when U = 0); false_premise, and for those
+    false_premise_correct, false_premise_no_box and false_premise_no_mask; steps (each predicted
+    step's result, None for none) and ``step_iou_<type>``.
+    Summary: "overall", "by_category", "by_family", "by_module", "by_structure",
+    "by_object_count", "zero_relate_attribute" (see `group_summary`), "by_step"
+    (`by_step_summary`), "false_premise" (`false_premise_summary`), the parameters and the
+    counts of missing and extra predictions. False-premise expressions count in "false_premise"
+    only.
     """
     check_variant(variant)
     expressions = as_list(refexps, "refexps")
@@ -523,10 +906,17 @@ def score(
         labelled_by_index(list(predictions)), height=height, width=width, variant=variant
     )
     by_index = {prediction["refexp_index"]: prediction for prediction in records}
+    check_step_counts(expressions, by_index)
     detection = any("box" in prediction for prediction in records)
     segmentation = any("mask" in prediction for prediction in records)
+    given_steps = [
+        step for prediction in records for step in prediction.get("steps") or () if step is not None
+    ]
+    step_detection = any("box" in step for step in given_steps)
+    step_segmentation = any("mask" in step for step in given_steps)
     masks = SceneMasks(as_list(scenes, "scenes"), height, width)
     params = parameters(height, width, detection, segmentation, variant)
+    params.update({"step_detection": step_detection, "step_segmentation": step_segmentation})
 
     rows: list[dict[str, Any]] = []
     missing: list[int] = []
@@ -543,8 +933,10 @@ def score(
         seen.add(refexp_index)
         image_index = refexp["image_index"]
         objects = referred_objects(refexp)
+        everything = scene_objects(masks, image_index, objects, where, len(refexp["program"]) - 1)
         prediction = by_index.get(refexp_index)
         types = step_types(refexp)
+        false_premise = not objects
         row: dict[str, Any] = {
             "refexp_index": refexp_index,
             "image_index": image_index,
@@ -556,6 +948,8 @@ def score(
             "structure": expression_structure(refexp),
             "ordinal": ORDINAL_STEP in types,
             "visible": VISIBLE_STEP in types,
+            "object_count": len(everything),
+            "zero_relate_attribute": zero_relate_attribute(refexp, everything),
             "missing": prediction is None,
             "box_iou": None,
             "detected": None,
@@ -563,6 +957,11 @@ def score(
             "mask_intersection": 0,
             "mask_union": 0,
             "mask_iou": None,
+            "false_premise": false_premise,
+            "false_premise_correct": None,
+            "false_premise_no_box": None,
+            "false_premise_no_mask": None,
+            "steps": None,
         }
         rows.append(row)
         if prediction is None:
@@ -583,17 +982,40 @@ def score(
         if segmentation:
             truth = truth_mask(masks, image_index, objects, where, variant)
             predicted = predicted_mask(prediction, height, width, variant)
-            if predicted is None and not row["missing"]:
+            if predicted is None and not row["missing"] and not false_premise:
                 missing_masks.append(refexp_index)
             intersection, union = mask_overlap(truth, predicted)
             row["truth_pixels"] = int(np.count_nonzero(truth))
             row["mask_intersection"], row["mask_union"] = intersection, union
-            if union:
+            # A false premise's I / U enters no figure (it is scored in false_premise only), so it
+            # is left empty: no per-expression mean or interval takes it in.
+            if union and not false_premise:
                 row["mask_iou"] = intersection / union
-            elif variant == FULL_RESOLUTION:
+            elif variant == FULL_RESOLUTION and not false_premise:
                 row["mask_iou"] = 1.0
-            if variant == OFFICIAL and not row["truth_pixels"]:
+            if variant == OFFICIAL and not row["truth_pixels"] and not false_premise:
                 empty_truths.append(refexp_index)
+        if false_premise:
+            # The truth is empty, so U is the predicted pixels on the grid: nothing is right.
+            no_box = "box" not in prediction or degenerate_box(prediction["box"])
+            no_mask = row["mask_union"] == 0
+            answered = not row["missing"]
+            row["false_premise_correct"] = answered and no_box and no_mask
+            row["false_premise_no_box"] = answered and no_box if detection else None
+            row["false_premise_no_mask"] = answered and no_mask if segmentation else None
+        if prediction.get("steps") is not None:
+            row["steps"] = score_steps(
+                refexp,
+                prediction["steps"],
+                masks,
+                where,
+                detection=step_detection,
+                segmentation=step_segmentation,
+                height=height,
+                width=width,
+                variant=variant,
+            )
+            row.update(step_type_ious(row["steps"]))
 
     extra = [refexp_index for refexp_index in by_index if refexp_index not in seen]
     problems = []
@@ -630,27 +1052,36 @@ def score(
             f"ground truth and {'were' if len(extra) != 1 else 'was'} ignored: refexp_index {describe_ids(extra)}"
         )
 
+    # The paper's figures are on expressions that refer to something; false premises have their own.
+    referring = [row for row in rows if not row["false_premise"]]
+
     def summarise(selected: list[dict[str, Any]]) -> dict[str, Any]:
         return group_summary(selected, detection=detection, segmentation=segmentation, variant=variant)
 
     def by_value(key: str, values: Sequence[Any]) -> dict[str, Any]:
-        return {str(value): summarise([row for row in rows if row[key] == value]) for value in values}
+        return {str(value): summarise([row for row in referring if row[key] == value]) for value in values}
 
-    categories = sorted({row["category"] for row in rows}, key=category_order)
-    families = sorted({row["family"] for row in rows if row["family"] is not None})
+    categories = sorted({row["category"] for row in referring}, key=category_order)
+    families = sorted({row["family"] for row in referring if row["family"] is not None})
     summary = {
         "parameters": params,
-        "overall": summarise(rows),
+        "overall": summarise(referring),
         "by_category": by_value("category", categories),
         "by_family": by_value("family", families),
         "by_module": {
             module: {
-                "with": summarise([row for row in rows if row[module]]),
-                "without": summarise([row for row in rows if not row[module]]),
+                "with": summarise([row for row in referring if row[module]]),
+                "without": summarise([row for row in referring if not row[module]]),
             }
             for module in ("ordinal", "visible")
         },
         "by_structure": by_value("structure", [CHAIN, TREE]),
+        "by_object_count": by_value("object_count", sorted({row["object_count"] for row in referring})),
+        "zero_relate_attribute": by_value("zero_relate_attribute", ZERO_RELATE_GROUPS),
+        "by_step": by_step_summary(
+            referring, detection=step_detection, segmentation=step_segmentation, variant=variant
+        ),
+        "false_premise": false_premise_summary(rows, detection=detection, segmentation=segmentation),
         "missing_predictions": len(missing),
         "extra_predictions": len(extra),
     }

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +15,7 @@ from benchmarks.spec import (
     Choice,
     Column,
     DemoData,
+    DiagnosticTable,
     ItemSection,
     Region,
     ScoringFiles,
@@ -32,10 +35,220 @@ def _(text: str) -> str:
     return text
 
 
-def scored_under(variant: str):
+#: The paper's expression categories, in its column order (plugins.clevrref.metric.category_order).
+CATEGORIES = ("0-Relate", "1-Relate", "2-Relate", "3-Relate", "AND", "OR", "Same")
+#: How many objects a CLEVR scene holds.
+OBJECT_COUNTS = tuple(range(3, 11))
+#: 0-Relate expressions by the attribute that singles out their objects
+#: (plugins.clevrref.metric.zero_relate_attribute).
+ZERO_RELATE_GROUPS = (
+    Choice("included", _("attribute named")),
+    Choice("excluded", _("attribute left out")),
+    Choice("none", _("no single attribute")),
+)
+#: Program step types, in the by-step table's order (plugins.clevrref.metric.STEP_TYPES).
+STEP_TYPES = (
+    "scene",
+    "filter_size",
+    "filter_color",
+    "filter_material",
+    "filter_shape",
+    "filter_visibleout",
+    "filter_ordinal",
+    "unique",
+    "relate",
+    "same_size",
+    "same_color",
+    "same_material",
+    "same_shape",
+    "intersect",
+    "union",
+)
+
+
+def row_matches(conditions: tuple[tuple[str, Any], ...], row: Mapping[str, Any]) -> bool:
+    """Whether a per-expression row has every (field, value) of `conditions` and counts in the
+    paper's figures: a false-premise expression (it refers to nothing) counts only in its own."""
+    return not row.get("false_premise") and all(row.get(name) == value for name, value in conditions)
+
+
+def rows_where(**conditions: Any) -> partial:
+    """An item filter keeping the rows `row_matches` keeps: a partial of a module-level function,
+    which pickles and shows its conditions in a repr, where a lambda does neither."""
+    return partial(row_matches, tuple(conditions.items()))
+
+
+def scored_under(variant: str, **conditions: Any) -> partial:
     """Rows scored under `variant` (each row says which): a column of one variant never takes the
     per-expression values of the other, nor of rows scored before rows said it."""
-    return lambda row: row.get("variant") == variant
+    return rows_where(variant=variant, **conditions)
+
+
+def figure_columns(group: str, path: tuple[str, ...], **conditions: Any) -> list[Column]:
+    """A group of expressions' detection accuracy (single-object expressions, Wilson interval),
+    official cumulative IoU (no interval: a ratio of sums) and full-resolution mean IoU (normal
+    interval), read at `path` in the summary; `conditions` pick the group's rows. A variant no row
+    was scored under is left out of the table."""
+    return [
+        Column(
+            group,
+            _("Acc (single)"),
+            "",
+            (*path, "detection_accuracy"),
+            "detected",
+            rows_where(single=True, **conditions),
+            optional=True,
+        ),
+        Column(
+            group,
+            _("cumulative IoU, official"),
+            "",
+            (*path, "official_cumulative_iou"),
+            None,
+            scored_under(OFFICIAL, **conditions),
+            proportion=False,
+            optional=True,
+        ),
+        Column(
+            group,
+            _("mean IoU, full resolution"),
+            "",
+            (*path, "full_resolution_mean_iou"),
+            "mask_iou",
+            scored_under(FULL_RESOLUTION, **conditions),
+            proportion=False,
+            optional=True,
+        ),
+    ]
+
+
+def step_columns(kind: str) -> list[Column]:
+    """One step type's mean IoU under each variant, its interval over the expressions having such
+    a step (the row field step_iou_<type>: each expression's mean over its steps of the type)."""
+    field = f"step_iou_{kind}"
+    return [
+        Column(
+            kind,
+            _("mean IoU, official"),
+            "",
+            ("by_step", "type", kind, "official_mean_iou"),
+            field,
+            scored_under(OFFICIAL),
+            proportion=False,
+            optional=True,
+        ),
+        Column(
+            kind,
+            _("mean IoU, full resolution"),
+            "",
+            ("by_step", "type", kind, "full_resolution_mean_iou"),
+            field,
+            scored_under(FULL_RESOLUTION),
+            proportion=False,
+            optional=True,
+        ),
+    ]
+
+
+DIAGNOSTICS = (
+    DiagnosticTable(
+        "by-category",
+        _("Detection and segmentation by expression category"),
+        tuple(
+            column
+            for category in CATEGORIES
+            for column in figure_columns(category, ("by_category", category), category=category)
+        ),
+        note=_(
+            "The paper's categories: k-Relate has k relate steps; AND, OR and Same a step of that kind. "
+            "Detection counts single-object expressions only, so a category whose expressions all refer to "
+            "several objects has no detection figure."
+        ),
+        caption="CLEVR-Ref+ detection accuracy (single-object expressions) and segmentation IoU by "
+        "expression category.",
+    ),
+    DiagnosticTable(
+        "by-object-count",
+        _("Detection and segmentation by number of objects in the scene"),
+        tuple(
+            column
+            for count in OBJECT_COUNTS
+            for column in figure_columns(str(count), ("by_object_count", str(count)), object_count=count)
+        ),
+        note=_(
+            "Expressions grouped by how many objects their scene holds (3 to 10 in CLEVR): the more objects, "
+            "the more distractors."
+        ),
+        caption="CLEVR-Ref+ detection accuracy and segmentation IoU by number of objects in the scene.",
+    ),
+    DiagnosticTable(
+        "zero-relate-attribute",
+        _("0-Relate expressions: the attribute that singles out the objects, named or left out"),
+        tuple(
+            column
+            for group in ZERO_RELATE_GROUPS
+            for column in figure_columns(
+                group.label, ("zero_relate_attribute", group.value), zero_relate_attribute=group.value
+            )
+        ),
+        note=_(
+            "0-Relate expressions only. An attribute singles out the referred objects when they share one "
+            "value of it and no other object has that value. Named: a filter step names such an attribute; "
+            "left out: one exists but the expression names none; no single attribute: none exists. "
+            "Yardstick's definition (the paper defines none)."
+        ),
+        caption="CLEVR-Ref+ 0-Relate expressions by whether they name an attribute that alone singles "
+        "out the referred objects.",
+    ),
+    DiagnosticTable(
+        "by-step",
+        _("IoU at each program step, by step type"),
+        tuple(column for kind in STEP_TYPES for column in step_columns(kind)),
+        note=_(
+            "For predictions that give a mask for each program step, scored against that step's own output. "
+            "Each expression counts once per step type: its steps of that type are averaged first."
+        ),
+        caption="CLEVR-Ref+ mean IoU of intermediate program steps by step type.",
+    ),
+    DiagnosticTable(
+        "false-premise",
+        _("False-premise expressions"),
+        (
+            Column(
+                _("False premise"),
+                _("Acc"),
+                "",
+                ("false_premise", "accuracy"),
+                "false_premise_correct",
+                optional=True,
+            ),
+            Column(
+                _("False premise"),
+                _("no box"),
+                "",
+                ("false_premise", "detection_accuracy"),
+                "false_premise_no_box",
+                optional=True,
+            ),
+            Column(
+                _("False premise"),
+                _("empty mask"),
+                "",
+                ("false_premise", "segmentation_accuracy"),
+                "false_premise_no_mask",
+                optional=True,
+            ),
+        ),
+        note=_(
+            "Expressions that refer to no object. A prediction is right when it names nothing: no box (or one "
+            "with no area) and no mask pixel. They count in no other figure."
+        ),
+        caption="CLEVR-Ref+ false-premise expressions: share of predictions that name no object.",
+    ),
+)
+
+#: The by-object-count plots' groups: every CLEVR scene size, in order.
+OBJECT_COUNT_GROUPS = tuple(Choice(str(count), str(count)) for count in OBJECT_COUNTS)
 
 
 class ClevrRefSpec(BenchmarkSpec):
@@ -76,7 +289,27 @@ class ClevrRefSpec(BenchmarkSpec):
             "detection_accuracy",
             ylabel=_("accuracy"),
         ),
+        # A curve over the scene's object count (3 to 10): how fast a model tires as distractors grow.
+        BreakdownPlot(
+            _("Detection accuracy (single-object expressions) by number of objects in the scene"),
+            ("by_object_count",),
+            "detection_accuracy",
+            OBJECT_COUNT_GROUPS,
+            ylabel=_("accuracy"),
+            kind="line",
+            xlabel=_("objects in the scene"),
+        ),
+        BreakdownPlot(
+            _("Cumulative IoU (official) by number of objects in the scene"),
+            ("by_object_count",),
+            "official_cumulative_iou",
+            OBJECT_COUNT_GROUPS,
+            ylabel=_("cumulative IoU"),
+            kind="line",
+            xlabel=_("objects in the scene"),
+        ),
     )
+    diagnostics = DIAGNOSTICS
 
     # --- the catalog ---------------------------------------------------------------------------
 
@@ -182,7 +415,7 @@ class ClevrRefSpec(BenchmarkSpec):
                 "",
                 ("overall", "detection_accuracy"),
                 "detected",
-                lambda row: row.get("single"),
+                rows_where(single=True),
             ),
             Column(
                 _("Segmentation (official 320×320)"),

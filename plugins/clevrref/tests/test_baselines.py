@@ -123,3 +123,21 @@ def test_a_random_object_repeats_with_its_seed_and_scores_low(demo):
     summary = score(files, units, first)
     assert summary["overall"]["detection_accuracy"] < 0.6
     assert summary["overall"]["official_cumulative_iou"] < 0.6
+
+
+def test_the_executor_names_nothing_for_a_false_premise(tmp_path):
+    """On false premises the program outputs no object, so the executor answers the box
+    [0, 0, 0, 0] (no area) and the empty mask: it names nothing, which is right every time."""
+    files = generate(tmp_path, images=6, seed=2, split="val", false_premise_share=0.5)
+    units = demo_units(files.refexps_file, files.scenes_file, files.images_dir)
+    assert files.false_premise_count > 0
+    summary = score(files, units, run("executor", units))
+    assert summary["false_premise"]["n"] == files.false_premise_count
+    assert summary["false_premise"]["accuracy"] == 1.0
+    assert (
+        summary["false_premise"]["detection_accuracy"]
+        == summary["false_premise"]["segmentation_accuracy"]
+        == 1.0
+    )
+    assert summary["overall"]["count"] == len(units) - files.false_premise_count
+    assert summary["overall"]["detection_accuracy"] == summary["overall"]["official_cumulative_iou"] == 1.0

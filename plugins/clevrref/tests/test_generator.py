@@ -494,3 +494,149 @@ def test_command_writes_a_dataset(tmp_path, capsys):
     ]
     assert [path.name for path in (out / "images").iterdir()] == ["CLEVR_val_000000.png"]
     assert Path(summary["refexps_file"]) == out / "clevrref_refexps.json"
+
+
+# --- False premises ----------------------------------------------------------------------------------
+
+
+def test_false_premises_are_off_by_default(dataset):
+    # The generator's facts are the file's top-level keys beside "refexps".
+    assert "false_premise_share" not in orjson.loads(dataset["refexps_data"])
+    assert dataset["files"].false_premise_count == 0
+
+
+@pytest.fixture(scope="module")
+def false_premises(tmp_path_factory):
+    out = tmp_path_factory.mktemp("clevrref-false-premises")
+    files = expressions.generate(out, images=12, seed=7, false_premise_share=0.5)
+    return {
+        "files": files,
+        "scenes": orjson.loads(files.scenes_file.read_bytes())["scenes"],
+        "document": orjson.loads(files.refexps_file.read_bytes()),
+    }
+
+
+def test_false_premises_refer_to_nothing_and_every_word_matters(false_premises, dataset):
+    refexps = false_premises["document"]["refexps"]
+    scenes_by_index = {scene["image_index"]: scene for scene in false_premises["scenes"]}
+    empty = [refexp for refexp in refexps if not refexp["program"][-1]["_output"]]
+    assert len(empty) == false_premises["files"].false_premise_count
+    assert 0.25 <= len(empty) / len(refexps) <= 0.75, f"{len(empty)} of {len(refexps)}"
+    assert {refexp["template_filename"] for refexp in empty} == {"zero_hop.json", "one_hop.json"}
+    assert false_premises["document"]["false_premise_share"] == 0.5
+    for refexp in refexps:
+        scene = scenes_by_index[refexp["image_index"]]
+        program = refexp["program"]
+        assert evaluate(program, scene) == [step["_output"] for step in program], refexp["refexp"]
+    for refexp in empty:
+        scene = scenes_by_index[refexp["image_index"]]
+        program = refexp["program"]
+        kinds = [step["type"] for step in program]
+        if refexp["template_filename"] == "zero_hop.json":
+            # Two or three attribute filters on the scene; dropping any one of them finds an object.
+            assert kinds[0] == "scene" and 2 <= len(kinds) - 1 <= 3
+            assert all(kind.startswith("filter_") for kind in kinds[1:])
+            for dropped in range(1, len(program)):
+                kept = [step for position, step in enumerate(program) if position != dropped]
+                chain = [
+                    dict(step, inputs=[position - 1] if position else [])
+                    for position, step in enumerate(kept)
+                ]
+                assert evaluate(chain, scene)[-1], (refexp["refexp"], dropped)
+        else:
+            # One relation whose side holds objects, none of them fitting the phrase, which fits
+            # something elsewhere in the scene: the relation is what leaves nothing.
+            assert kinds.count("relate") == 1
+            relate = kinds.index("relate")
+            assert evaluate(program, scene)[relate]
+            replaced = list(program)
+            replaced[relate] = {"type": "scene", "inputs": [], "value_inputs": []}
+            assert evaluate(replaced, scene)[-1], refexp["refexp"]
+    # Only the expressions change: the same seed renders the same scenes.
+    assert false_premises["scenes"][:2] == dataset["scenes"][:2]
+
+
+def test_false_premise_files_parse_and_name_their_words(false_premises):
+    files = false_premises["files"]
+    parsed = formats.parse(files.refexps_file.read_bytes(), source="clevrref_refexps.json")
+    parsed_scenes = formats.parse_scenes(files.scenes_file.read_bytes(), source="clevrref_scenes.json")
+    assert formats.check_against_scenes(parsed.records, parsed_scenes.scenes) == []
+    for refexp in false_premises["document"]["refexps"]:
+        for step in refexp["program"]:
+            if step["type"].startswith("filter_") and step["type"][7:] in ATTRIBUTES:
+                words = WORDS.get(step["value_inputs"][0], (step["value_inputs"][0],))
+                assert any(word in refexp["refexp"] for word in words), refexp["refexp"]
+
+
+def test_zero_hop_false_premises_on_a_hand_made_scene():
+    """A large red rubber cube and a small red rubber sphere. Filters that each fit an object but
+    together fit none, and fit something with any one left out: by hand, size x shape gives
+    (large, sphere) and (small, cube); every pair with color or material fits an object (both are
+    red and rubber); a triple holds one of those two pairs, so dropping its third word still fits
+    nothing. So: 'the large sphere' or 'the small cube', in any of their words."""
+    scene = {
+        "objects": [
+            {"size": "large", "color": "red", "material": "rubber", "shape": "cube"},
+            {"size": "small", "color": "red", "material": "rubber", "shape": "sphere"},
+        ],
+        "relationships": {name: [[], []] for name in ("left", "right", "front", "behind")},
+    }
+    facts = expressions.SceneFacts(scene, visibility_given=["fully visible"] * 2)
+    seen = set()
+    for seed in range(40):
+        draft = expressions.Draft(facts)
+        text = expressions.zero_hop_nothing(random.Random(seed), draft, expressions.NOTHING)
+        filters = tuple((step["type"], step["value_inputs"][0]) for step in draft.steps[1:])
+        seen.add(filters)
+        assert draft.outputs[-1] == [] and text.startswith("the ")
+    assert seen == {
+        (("filter_size", "large"), ("filter_shape", "sphere")),
+        (("filter_size", "small"), ("filter_shape", "cube")),
+    }
+
+
+def test_only_false_premises_when_asked_for_all():
+    scene = hand_made_scene()
+    made = expressions.generate_expressions(
+        random.Random(3),
+        scene,
+        5,
+        visibility=["fully visible"] * len(scene["objects"]),
+        false_premise_share=1.0,
+    )
+    assert len(made) == 5
+    for expression in made:
+        assert expression.program[-1]["_output"] == []
+        assert evaluate(expression.program, scene) == [step["_output"] for step in expression.program]
+
+
+@pytest.mark.parametrize("share", ["-0.1", "1.5", "nan"])
+def test_command_refuses_a_share_outside_zero_to_one(tmp_path, share):
+    with pytest.raises(CommandError, match="--false-premise must be a share between 0 and 1") as caught:
+        call_command(
+            "generate_clevrref", "--count", "1", "--out", str(tmp_path / "out"), "--false-premise", share
+        )
+    assert "\n" not in str(caught.value)
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        expressions.generate(tmp_path / "out", images=1, seed=1, false_premise_share=2)
+
+
+def test_command_writes_false_premises(tmp_path, capsys):
+    out = tmp_path / "made"
+    call_command(
+        "generate_clevrref",
+        "--count",
+        "2",
+        "--out",
+        str(out),
+        "--seed",
+        "3",
+        "--false-premise",
+        "1",
+        "--json",
+    )
+    summary = orjson.loads(capsys.readouterr().out)
+    assert summary["false_premises"] == summary["expressions"] >= 2
+    refexps = orjson.loads((out / "clevrref_refexps.json").read_bytes())["refexps"]
+    assert all(refexp["program"][-1]["_output"] == [] for refexp in refexps)

@@ -746,7 +746,7 @@ def test_the_report_shows_each_number_under_its_variant():
     assert counts == {"model (official)": [1, 0, 0], "model (full-resolution)": [0, 1, 1]}
     assert "model (official),model,Segmentation (official 320×320),cumulative IoU,1.0,,,1" in table_csv(table)
     # The official plot leaves the full-resolution row out instead of drawing it as zeros.
-    plot, detection = spec.plots
+    plot, detection = spec.plots[:2]
     assert plot.metric == "official_cumulative_iou" and detection.metric == "detection_accuracy"
     svg = draw(plot, rows)
     assert "model (official)" in svg and "model (full-resolution)" not in svg

@@ -1,4 +1,4 @@
-"""python manage.py generate_clevrref --count N --out DIR [--seed S] [--json]"""
+"""python manage.py generate_clevrref --count N --out DIR [--seed S] [--false-premise SHARE] [--json]"""
 
 import json
 import sys
@@ -25,6 +25,16 @@ class Command(BaseCommand):
             "--expressions-per-image", type=int, default=5, help="expressions wanted per image (default 5)"
         )
         parser.add_argument("--split", default="val", help="split name used in file names (default val)")
+        parser.add_argument(
+            "--false-premise",
+            type=float,
+            default=0.0,
+            metavar="SHARE",
+            help=(
+                "share of expressions, 0 to 1, that refer to no object (false premises, scored apart as "
+                "false_premise); default 0: none, the files are as without the option"
+            ),
+        )
         parser.add_argument("--json", action="store_true", help="print the result as JSON")
 
     def handle(self, *args, **options):
@@ -38,6 +48,9 @@ class Command(BaseCommand):
             )
         if not options["split"].isidentifier():
             raise CommandError(f"--split must be a plain word such as val or train, got {options['split']!r}")
+        share = options["false_premise"]
+        if not 0 <= share <= 1:
+            raise CommandError(f"--false-premise must be a share between 0 and 1, got {share}")
         prepare_output(out)
         show_bar = not options["json"] and options["verbosity"] > 0
         bar = tqdm(total=count, desc="images", unit="img", file=sys.stderr, leave=False, disable=not show_bar)
@@ -53,6 +66,7 @@ class Command(BaseCommand):
                 expressions_per_image=options["expressions_per_image"],
                 split=options["split"],
                 progress=progress,
+                false_premise_share=share,
             )
         except OSError as error:
             raise CommandError(f"cannot write to {out}: {error.strerror or error}") from None
@@ -65,12 +79,15 @@ class Command(BaseCommand):
             "scenes_file": str(files.scenes_file),
             "refexps_file": str(files.refexps_file),
             "seed": options["seed"],
+            "false_premises": files.false_premise_count,
         }
         if options["json"]:
             self.stdout.write(json.dumps(summary))
         else:
+            false_premises = f" ({files.false_premise_count} false premises)" if share else ""
             self.stdout.write(
-                f"Generated {summary['images']} images and {summary['expressions']} expressions in {out}"
+                f"Generated {summary['images']} images and {summary['expressions']} expressions"
+                f"{false_premises} in {out}"
             )
 
 
