@@ -66,6 +66,12 @@ def scored_submissions(dataset: Dataset) -> list[Submission]:
     return submissions
 
 
+def per_unit_rows(score: Any) -> list[dict]:
+    """The metric's rows a prediction keeps: one, or several where the metric scores the unit
+    more than once (`services.unit_scores`)."""
+    return score if isinstance(score, list) else [score]
+
+
 def prediction_rows(submissions: list[Submission]) -> dict[int, list[dict]]:
     """Per-unit score rows of each submission; a pool gets its members' rows besides its own."""
     owners: dict[int, list[int]] = {submission.pk: [submission.pk] for submission in submissions}
@@ -82,9 +88,9 @@ def prediction_rows(submissions: list[Submission]) -> dict[int, list[dict]]:
     member_rows = []
     for submission_id, item_id, part, score in scores.iterator(chunk_size=5000):
         if submission_id in member_ids:
-            member_rows.append((submission_id, item_id, part, score))
+            member_rows.extend((submission_id, item_id, part, row) for row in per_unit_rows(score))
         else:
-            rows[submission_id].append(score)
+            rows[submission_id].extend(per_unit_rows(score))
     if not member_rows:
         return rows
     dataset = submissions[0].dataset

@@ -255,6 +255,23 @@ def check_known(dataset: Dataset, units: list[UnitRow], answers: dict[str, Any],
         )
 
 
+def unit_scores(spec, items: list[dict[str, Any]]) -> dict[str, dict[str, Any] | list[dict[str, Any]]]:
+    """unit id -> what its prediction row keeps of the metric's per-unit rows: the row, or the list
+    of them where the metric scores a unit more than once (TRANCE View: once per final camera);
+    `per_unit_rows` reads either back."""
+    rows: dict[str, Any] = {}
+    for row in items:
+        unit = spec.row_id(row)
+        known = rows.get(unit)
+        if known is None:
+            rows[unit] = row
+        elif isinstance(known, list):
+            known.append(row)
+        else:
+            rows[unit] = [known, row]
+    return rows
+
+
 def store_scored(
     submission: Submission, units: list[UnitRow], answers: dict[str, Any], progress: Progress | None = None
 ) -> Submission:
@@ -264,7 +281,7 @@ def store_scored(
     if progress is not None:
         progress(SCORING, 0, len(units))
     scored = score_units(submission, units, answers)
-    rows = {submission.dataset.spec.row_id(row): row for row in scored.items}
+    rows = unit_scores(submission.dataset.spec, scored.items)
     for start in range(0, len(units), WRITE_BATCH):
         if progress is not None:
             progress(WRITING, start, len(units))
@@ -316,7 +333,7 @@ def score_submission(submission: Submission) -> Submission:
         unit_at[(prediction.item_id, prediction.part)].id: prediction.answer for prediction in predictions
     }
     scored = score_units(submission, units, answers)
-    rows = {spec.row_id(row): row for row in scored.items}
+    rows = unit_scores(spec, scored.items)
     for prediction in predictions:
         prediction.score = rows.get(unit_at[(prediction.item_id, prediction.part)].id, {})
     Prediction.objects.bulk_update(predictions, ["score"], batch_size=2000)

@@ -27,12 +27,14 @@ from humantest.trials import TrialUnit, trial_for
 
 
 def unit_for(trial: Trial) -> TrialUnit:
-    return TrialUnit(
-        item=trial.item,
-        part=trial.part,
-        context={**trial.context, "setting": trial.session.plan.setting},
-        key=trial.pk,
-    )
+    """What a trial type sees of a trial: its item and part, what the plan chose for it (a camera),
+    the plan's setting and, once the trial is finished, the seconds it took (for the time per
+    condition a benchmark reports: TRANCE's seconds per final camera)."""
+    context = {**trial.context, "setting": trial.session.plan.setting}
+    seconds = trial.seconds_used
+    if seconds is not None:
+        context["seconds"] = round(seconds, 3)
+    return TrialUnit(item=trial.item, part=trial.part, context=context, key=trial.pk)
 
 
 def score_one(trial: Trial, answer: Any) -> dict[str, Any]:

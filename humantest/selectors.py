@@ -18,6 +18,7 @@ from benchmarks.models import Item
 from evaluation.models import Prediction
 from evaluation.reports import ScoredSubmission, Table, build_table
 from evaluation.sampling import wilson_interval
+from evaluation.selectors import per_unit_rows
 from humantest.models import TestPlan, TestSession, Trial, tester_label
 from humantest.scoring import agreement_key, unit_for
 from humantest.trials import BenchmarkTrial, trial_for
@@ -284,7 +285,7 @@ def results_table(plan: TestPlan, sessions: list[TestSession]) -> Table:
     for submission_id, score in Prediction.objects.filter(submission__in=submissions).values_list(
         "submission_id", "score"
     ):
-        rows_by_submission[submission_id].append(score)
+        rows_by_submission[submission_id].extend(per_unit_rows(score))
     scored = [
         ScoredSubmission(
             producer="annotator",  # per-tester rows come before the pooled Human row

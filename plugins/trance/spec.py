@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from benchmarks.spec import (
+    OFFICIAL,
     BenchmarkSpec,
     BreakdownPlot,
     Choice,
     Column,
     DemoData,
     DemoPlan,
+    DiagnosticTable,
     ItemSection,
     ItemTable,
     ScoringFiles,
@@ -43,8 +46,105 @@ CAMERA_LABELS = {
 }
 
 
+#: The metric variant that scores each View answer with the one camera it was made from (the
+#: official one scores every sample under all three final cameras, as the released ViewEvaluator).
+ONE_CAMERA = "one-camera"
+
+
 def length_groups() -> tuple[Choice, ...]:
     return tuple(Choice(length, LENGTH_LABELS[length]) for length in LENGTHS)
+
+
+# --- the diagnostic tables' per-unit filters (module-level, so that columns stay comparable) --------
+
+
+def order_sensitive_unit(row: dict[str, Any]) -> bool:
+    return bool(row.get("order_sensitive"))
+
+
+def unit_of_length(length: str, row: dict[str, Any]) -> bool:
+    return str(row.get("target_step")) == length
+
+
+def unit_of_camera(camera: str, row: dict[str, Any]) -> bool:
+    return row.get("camera") == camera
+
+
+DISTANCE = {"proportion": False, "lower_is_better": True, "upper_bound": None}
+
+
+def order_columns(setting: str, group: str) -> tuple[Column, ...]:
+    """The paper's order table for one setting: the order-sensitive units, how many, their LAcc,
+    Acc and EO, and the EO of their true steps given in a random order."""
+    return (
+        Column(
+            group,
+            "n",
+            setting,
+            ("order_sensitive", "n"),
+            None,
+            order_sensitive_unit,
+            proportion=False,
+            upper_bound=None,
+        ),
+        Column(group, "LAcc", setting, ("order_sensitive", "LAcc"), "loose_correct", order_sensitive_unit),
+        Column(group, "Acc", setting, ("order_sensitive", "Acc"), "correct", order_sensitive_unit),
+        Column(
+            group, "EO", setting, ("order_sensitive", "EO"), None, order_sensitive_unit, lower_is_better=True
+        ),
+        Column(
+            group,
+            _("EO, random order"),
+            setting,
+            ("order_sensitive", "random_order_EO"),
+            "order_error_share",
+            order_sensitive_unit,
+            proportion=False,
+            lower_is_better=True,
+        ),
+    )
+
+
+def length_columns(setting: str, group: str) -> tuple[Column, ...]:
+    """LAcc then Acc for each transformation length, over the units of that length."""
+    return tuple(
+        Column(
+            group,
+            f"{metric}({length})",
+            setting,
+            ("by_length", length, metric),
+            key,
+            functools.partial(unit_of_length, length),
+        )
+        for metric, key in (("LAcc", "loose_correct"), ("Acc", "correct"))
+        for length in LENGTHS
+    )
+
+
+def camera_columns() -> tuple[Column, ...]:
+    """View's AD, AND, LAcc, Acc and (human trials) seconds per trial, for each final camera."""
+    columns: list[Column] = []
+    for camera in FINAL_CAMERAS:
+        group, chosen = CAMERA_LABELS[camera], functools.partial(unit_of_camera, camera)
+        path = ("by_camera", camera)
+        columns += [
+            Column(group, "AD", VIEW, (*path, "AD"), "dist", chosen, **DISTANCE),
+            Column(group, "AND", VIEW, (*path, "AND"), "norm_dist", chosen, **DISTANCE),
+            Column(group, "LAcc", VIEW, (*path, "LAcc"), "loose_correct", chosen),
+            Column(group, "Acc", VIEW, (*path, "Acc"), "correct", chosen),
+            Column(
+                group,
+                _("Seconds per trial"),
+                VIEW,
+                (*path, "seconds"),
+                "seconds",
+                chosen,
+                proportion=False,
+                upper_bound=None,
+                lower_is_better=True,
+            ),
+        ]
+    return tuple(columns)
 
 
 def step_line(step: dict[str, Any]) -> str:
@@ -73,6 +173,10 @@ class TranceSpec(BenchmarkSpec):
     unit_id_type = int
     scores_streamed_files = True
     settings = (Choice(BASIC, _("Basic")), Choice(EVENT, _("Event")), Choice(VIEW, _("View")))
+    variants = (
+        Choice(OFFICIAL, _("official (released evaluator; View: every sample under all three cameras)")),
+        Choice(ONE_CAMERA, _("one camera per answer (View)")),
+    )
     trial = "plugins.trance.trial:TranceTrial"
     comparison_strata = (
         Choice("target_step", _("transformation length")),
@@ -84,6 +188,16 @@ class TranceSpec(BenchmarkSpec):
         "plugins.trance.baselines:TranceNetBaseline",
     )
     plots = (
+        BreakdownPlot(
+            _("Event: LAcc by transformation length"),
+            ("by_length",),
+            "LAcc",
+            length_groups(),
+            EVENT,
+            "LAcc",
+            kind="line",
+            xlabel=_("transformation length"),
+        ),
         BreakdownPlot(
             _("Event: accuracy by transformation length"),
             ("by_length",),
@@ -102,6 +216,43 @@ class TranceSpec(BenchmarkSpec):
             tuple(Choice(camera, CAMERA_LABELS[camera]) for camera in FINAL_CAMERAS),
             VIEW,
             "Acc",
+        ),
+    )
+
+    diagnostics = (
+        DiagnosticTable(
+            "order",
+            _("Order-sensitive samples"),
+            order_columns(EVENT, _("Event")) + order_columns(VIEW, _("View")),
+            note=_(
+                "Samples whose true steps raise an overlap or leave the plane in some order, while every "
+                "order reaches the final state. EO = (LAcc - Acc) / LAcc over them; “EO, random order” is "
+                "the EO of answering each with its true steps in a random order (exact: the share of "
+                "orderings that err)."
+            ),
+            caption=(
+                "Order-sensitive samples: LAcc, Acc and EO, and the EO of the true steps in a random order."
+            ),
+        ),
+        DiagnosticTable(
+            "by-length",
+            _("By transformation length"),
+            length_columns(EVENT, _("Event")) + length_columns(VIEW, _("View")),
+            note=_(
+                "LAcc and Acc over the samples with 1, 2, 3 and 4 true steps: LAcc(2) is LAcc over the "
+                "samples of two steps."
+            ),
+            caption="LAcc and Acc by transformation length (number of true steps).",
+        ),
+        DiagnosticTable(
+            "by-camera",
+            _("View by final camera"),
+            camera_columns(),
+            note=_(
+                "View's figures over each final camera's units (the initial state is always seen from "
+                "the centre); seconds per trial for human rows when the trials' times were given."
+            ),
+            caption="View by final camera: AD, AND, LAcc and Acc.",
         ),
     )
 
@@ -129,7 +280,14 @@ class TranceSpec(BenchmarkSpec):
         return sorted(media, key=lambda role: (not role.startswith("init."), role))
 
     def answer_lines(self, answer: Any) -> list[str]:
-        """The steps in order, one line each; an empty answer says so."""
+        """The steps in order, one line each; an empty answer says so. An answer per camera (View)
+        gives each camera's steps after its name."""
+        if isinstance(answer, Mapping):
+            return [
+                f"{camera}: " + ("; ".join(step_line(step) for step in answer[camera]) or "no steps")
+                for camera in FINAL_CAMERAS
+                if camera in answer
+            ] or ["no steps"]
         return [step_line(step) for step in answer] or ["no steps"]
 
     def shown_sections(self, payload: dict[str, Any], scene: dict[str, Any] | None) -> list[ItemSection]:
@@ -184,6 +342,11 @@ class TranceSpec(BenchmarkSpec):
         return json.dumps({unit_id: steps for unit_id, steps in answers}).encode()
 
     def score(self, given: ScoringInput):
+        """Basic and Event score each sample once. View, officially, scores every sample under each
+        final camera; `options["cameras"]` (unit id -> camera, or a list of them) narrows that to
+        the cameras shown (a human trial shows one). The one-camera variant scores each sample
+        with the camera given for it there (without one: `view_cameras`). `options["seconds"]`
+        (unit id -> seconds, human trials) adds the time per camera."""
         from plugins.trance import metric
 
         predictions = {self.unit_id_type(key): steps for key, steps in given.answers.items()}
@@ -191,14 +354,25 @@ class TranceSpec(BenchmarkSpec):
             return metric.score_basic(given.records, predictions)
         if given.setting == EVENT:
             return metric.score_event(given.records, predictions)
-        cameras = given.options.get("cameras")
-        if cameras:
-            return metric.score_view(
-                given.records, predictions, {int(key): value for key, value in cameras.items()}
+        cameras = self.keyed_option(given, "cameras")
+        if given.variant != ONE_CAMERA:
+            return metric.score_view_cameras(
+                given.records, predictions, cameras, seconds=self.keyed_option(given, "seconds")
             )
+        if cameras is not None:
+            return metric.score_view(given.records, predictions, cameras)
         scored = metric.score_view(given.records, predictions, metric.view_cameras(given.records))
         scored.params["cameras"] = "view_cameras(seed=0)"
         return scored
+
+    def keyed_option(self, given: ScoringInput, name: str) -> dict[Any, Any] | None:
+        """An option keyed by unit id, with the ids as the records hold them; None when absent
+        (a submission's parameters may also hold a word under the name, such as the "cameras"
+        a scoring wrote there: only a mapping counts)."""
+        value = given.options.get(name)
+        if not isinstance(value, Mapping) or not value:
+            return None
+        return {self.unit_id_type(key): chosen for key, chosen in value.items()}
 
     def score_files(self, files: ScoringFiles):
         from plugins.trance import metric
@@ -207,6 +381,7 @@ class TranceSpec(BenchmarkSpec):
             files.ground_truth,
             files.predictions,
             setting=files.setting,
+            variant=files.variant,
             gt_source=files.ground_truth_source,
             predictions_source=files.predictions_source,
         )
@@ -224,10 +399,9 @@ class TranceSpec(BenchmarkSpec):
             )
         ]
         for setting, group in ((EVENT, _("Event")), (VIEW, _("View"))):
-            distance = {"proportion": False, "lower_is_better": True, "upper_bound": None}
             columns += [
-                Column(group, "AD", setting, ("AD",), "dist", **distance),
-                Column(group, "AND", setting, ("AND",), "norm_dist", **distance),
+                Column(group, "AD", setting, ("AD",), "dist", **DISTANCE),
+                Column(group, "AND", setting, ("AND",), "norm_dist", **DISTANCE),
                 Column(group, "LAcc", setting, ("LAcc",), "loose_correct"),
                 Column(group, "Acc", setting, ("Acc",), "correct"),
                 Column(group, "EO", setting, ("EO",), None, lower_is_better=True),
@@ -239,7 +413,11 @@ class TranceSpec(BenchmarkSpec):
     answer_compared = "the step list, in order"
 
     def answer_label(self, answer: Any) -> str:
-        """The step list, in order."""
+        """The step list, in order; an answer per camera (View) by its cameras' step lists, or by
+        the one list when every camera has the same."""
+        if isinstance(answer, Mapping):
+            labels = {camera: self.answer_label(steps) for camera, steps in sorted(answer.items())}
+            return next(iter(labels.values())) if len(set(labels.values())) == 1 else json.dumps(labels)
         return json.dumps([[step.get("obj_idx"), step.get("attr"), step.get("val")] for step in answer or []])
 
     # --- demo ----------------------------------------------------------------------------------

@@ -165,9 +165,26 @@ class TranceTrial(BenchmarkTrial):
             answer.append(clean)
         return answer
 
+    def prediction(self, unit: TrialUnit, answer: Any) -> Any:
+        """View: the answer per camera, under the one camera the trial showed (the released
+        protocol scores each (sample, camera) pair; a trial answers one of them)."""
+        if unit.context.get("setting") == VIEW:
+            return {unit.context.get("camera", CENTER_CAMERA): answer}
+        return answer
+
     def options(self, units: Sequence[TrialUnit]) -> dict[str, Any]:
-        """The camera each trial's final state was shown from (View scores per camera)."""
-        return {"cameras": {unit.key: unit.context.get("camera", CENTER_CAMERA) for unit in units}}
+        """The camera each trial's final state was shown from: View scores the (sample, camera)
+        pairs shown, not the two cameras a trial did not show. And each trial's seconds, where
+        its unit carries them (``context["seconds"]``), for the time per camera."""
+        options: dict[str, Any] = {
+            "cameras": {unit.key: unit.context.get("camera", CENTER_CAMERA) for unit in units}
+        }
+        seconds = {
+            unit.key: unit.context["seconds"] for unit in units if unit.context.get("seconds") is not None
+        }
+        if seconds:
+            options["seconds"] = seconds
+        return options
 
     def truth(self, unit: TrialUnit) -> dict[str, Any]:
         steps = [

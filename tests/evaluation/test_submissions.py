@@ -220,3 +220,51 @@ def test_cric_scored_in_the_app_reads_the_scene_graphs_for_its_object_size_table
     assert sum(group["count"] for group in submission.summary["by_object_size"].values()) > 0
     size_table = report_table(dataset, diagnostic=dataset.spec.diagnostic("by-size"))
     assert size_table.columns and size_table.rows[0].cells[0].value is not None
+
+
+def test_a_trance_view_upload_keeps_every_camera_s_row_and_the_report_counts_them(trance_dataset):
+    """View is scored once per final camera (3 x N units): each prediction keeps its sample's three
+    rows, so the report's intervals, the by-camera table and a re-scoring use all of them."""
+    from evaluation.services import rescore
+    from tests.factories import steps_of
+
+    items = list(trance_dataset.items.order_by("position"))[:6]
+    # Right from the left camera everywhere, from the centre on the first two samples, never from
+    # the right (an empty answer there, and no answer at all for the other samples).
+    answers = {
+        item.external_id: {
+            "Camera_Left": steps_of(item),
+            "Camera_Center": steps_of(item) if index < 2 else [],
+            "Camera_Right": [],
+        }
+        for index, item in enumerate(items)
+    }
+    submission = submit_predictions(
+        dataset=trance_dataset, name="per camera", data=json.dumps(answers).encode(), setting="view"
+    )
+    samples = trance_dataset.item_count
+    assert submission.summary["n"] == 3 * samples
+    stored = Prediction.objects.get(submission=submission, item=items[0]).score
+    assert isinstance(stored, list) and sorted(row["camera"] for row in stored) == [
+        "Camera_Center",
+        "Camera_Left",
+        "Camera_Right",
+    ]
+    table = report_table(trance_dataset)
+    view_acc = next(
+        cell
+        for column, cell in zip(table.columns, table.rows[0].cells, strict=True)
+        if column.setting == "view" and column.label == "Acc"
+    )
+    assert view_acc.n == 3 * samples
+    by_camera = report_table(trance_dataset, diagnostic=trance_dataset.spec.diagnostic("by-camera"))
+    acc = {
+        column.summary_path[1]: cell
+        for column, cell in zip(by_camera.columns, by_camera.rows[0].cells, strict=True)
+        if column.label == "Acc"
+    }
+    left, center, right = acc["Camera_Left"], acc["Camera_Center"], acc["Camera_Right"]
+    assert (left.value, left.n) == (6 / samples, samples)
+    assert (center.value, center.n) == (2 / samples, samples)
+    assert (right.value, right.n) == (0.0, samples)
+    assert rescore(submission).summary == submission.summary

@@ -533,3 +533,32 @@ def test_deleting_the_submissions_a_live_test_writes_to_loses_no_answer(
     assert list(plan.pooled_submission.members.all()) == [rebuilt]
     human = report_table(trance_dataset).rows[-1]
     assert human.label == "Human" and max(cell.n for cell in human.cells) == 3
+
+
+def test_a_view_plan_reports_the_testers_seconds_per_final_camera(trance_dataset):
+    """The time a trial took reaches the metric (`unit_for`), so a View plan's Human row has its
+    seconds per trial for each final camera in the by-camera table."""
+    from humantest.scoring import rescore_plan
+
+    tester = make_user("tester1", "tester")
+    plan = make_plan(trance_dataset, tester, setting="view", items_per_tester=6, balance_by="camera")
+    session = answer_all(plan, tester)
+    # Each trial took 10 s from the left camera, 20 s from the centre and 40 s from the right.
+    took = {"Camera_Left": 10, "Camera_Center": 20, "Camera_Right": 40}
+    for trial in Trial.objects.filter(session=session, phase=Trial.Phase.TEST):
+        trial.served_at = trial.answered_at - timedelta(seconds=took[trial.context["camera"]])
+        trial.save(update_fields=["served_at"])
+    rescore_plan(plan)
+    plan.refresh_from_db()
+    by_camera = plan.pooled_submission.summary["by_camera"]
+    assert {camera: by_camera[camera]["seconds"] for camera in took} == pytest.approx(took)
+    table = report_table(trance_dataset, diagnostic=trance_dataset.spec.diagnostic("by-camera"))
+    seconds = {
+        column.summary_path[1]: cell
+        for column, cell in zip(table.columns, table.rows[-1].cells, strict=True)
+        if column.summary_path[-1] == "seconds"
+    }
+    assert table.rows[-1].label == "Human"
+    assert {camera: (cell.value, cell.n) for camera, cell in seconds.items()} == {
+        camera: (pytest.approx(value), 2) for camera, value in took.items()
+    }

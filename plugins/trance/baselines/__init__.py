@@ -8,7 +8,10 @@
   trained with ``manage.py train_baseline trance`` (see training.py).
 
 A prediction is the released answer layout: a list of ``{"obj_idx", "attr", "val"}`` steps,
-positions as ``[direction, steps]``.
+positions as ``[direction, steps]``. In View, a model that looks at the final render answers
+once per final camera (``{"Camera_Left": steps, "Camera_Center": steps, "Camera_Right": steps}``),
+as the released ViewEvaluator scores every sample under each; one that does not look at it
+(Random, the symbolic solver) answers one list, the same for every camera.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from plugins.trance.formats import (
     BASIC,
     CENTER_CAMERA,
     DIRECTIONS,
+    FINAL_CAMERAS,
     MAX_STEPS,
     MOVE_STEPS,
     OBJECTS_PER_STATE,
@@ -42,14 +46,10 @@ PAIRS: tuple[tuple[str, Any], ...] = (
 CHECKPOINTS = Path(__file__).resolve().parent / "checkpoints"
 
 
-def final_camera(units: Sequence[Unit], setting: str) -> dict[str, str]:
-    """Unit id -> the final camera a model must look at: View's judged camera, else Center."""
-    if setting != VIEW:
-        return {unit.id: CENTER_CAMERA for unit in units}
-    from plugins.trance.metric import view_cameras
-
-    cameras = view_cameras([unit.record for unit in units])
-    return {unit.id: cameras[unit.record["idx"]] for unit in units}
+def final_cameras(setting: str) -> tuple[str, ...]:
+    """The final renders a model answers from: View, each of the three (the released protocol
+    scores every sample under each final camera, one answer per camera); else the Center one."""
+    return FINAL_CAMERAS if setting == VIEW else (CENTER_CAMERA,)
 
 
 # --- Random --------------------------------------------------------------------------------------
@@ -198,8 +198,8 @@ class TranceNetBaseline(Baseline):
         "a GRU decoder choosing an object (or END) and an (attribute, value) pair per step."
     )
     uses = (
-        "the initial Center render and one final render (Center; View: the judged camera), "
-        "and the initial objects' descriptions shown to people"
+        "the initial Center render and the final Center render (View: each of the three final "
+        "renders, one answer per camera), and the initial objects' descriptions shown to people"
     )
     learned = True
     default_checkpoint = CHECKPOINTS / "trancenet-basic.pt"
@@ -239,29 +239,38 @@ class TranceNetBaseline(Baseline):
         self.model = model
 
     def batches(self, units: Sequence[Unit], batch_size: int) -> Iterator[tuple[Sequence[Unit], Any]]:
-        """Batches read and resized by a DataLoader (in `choices.workers` processes)."""
+        """Batches of `batch_size` units read and resized by a DataLoader (in `choices.workers`
+        processes): one image pair per unit and final camera (`final_cameras`), a unit's pairs
+        in one batch, their cameras in ``inputs["cameras"]``."""
         from plugins.trance.baselines.training import pair_loader
 
-        cameras = final_camera(units, self.choices.setting)
+        cameras = final_cameras(self.choices.setting)
         items = [
             (
-                unit,
+                (unit, camera),
                 unit.images[f"init.{CENTER_CAMERA}"],
-                unit.images[f"fin.{cameras[unit.id]}"],
+                unit.images[f"fin.{camera}"],
                 unit.payload["initial"]["objects"],
             )
             for unit in units
+            for camera in cameras
         ]
-        yield from pair_loader(
+        loader = pair_loader(
             items,
             config=self.model.config,
-            batch_size=batch_size,
+            batch_size=batch_size * len(cameras),
             workers=self.choices.workers,
             device=self.choices.device,
         )
+        for keys, tensors in loader:
+            yield (
+                [unit for unit, _ in keys[:: len(cameras)]],
+                {**tensors, "cameras": [camera for _, camera in keys]},
+            )
 
-    def predict(self, units: Sequence[Unit], inputs: Mapping[str, Any]) -> list[list[Step]]:
-        """Greedy answers: float16 autocast and channels_last on CUDA, float32 on CPU."""
+    def predict(self, units: Sequence[Unit], inputs: Mapping[str, Any]) -> list[Any]:
+        """Greedy answers: float16 autocast and channels_last on CUDA, float32 on CPU. View: an
+        answer per final camera, each from that camera's render."""
         import torch
 
         from plugins.trance.baselines.model import (
@@ -277,7 +286,20 @@ class TranceNetBaseline(Baseline):
         max_steps = 1 if self.choices.setting == BASIC else self.model.config["max_steps"]
         with torch.inference_mode(), inference_precision(device):
             chosen_objects, chosen_pairs = self.model.decode(initial, final, objects, max_steps)
-        return answers_from_choices(chosen_objects.cpu(), chosen_pairs.cpu())
+        answers = answers_from_choices(chosen_objects.cpu(), chosen_pairs.cpu())
+        if self.choices.setting != VIEW:
+            return answers
+        per_unit = len(FINAL_CAMERAS)
+        return [
+            dict(
+                zip(
+                    inputs["cameras"][start : start + per_unit],
+                    answers[start : start + per_unit],
+                    strict=True,
+                )
+            )
+            for start in range(0, len(answers), per_unit)
+        ]
 
     def forward_only(self, batch_size: int, steps: int) -> dict[str, float]:
         """Throughput of the bare forward pass on one pre-built batch (after `load`).

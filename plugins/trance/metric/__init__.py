@@ -2,8 +2,9 @@
 
 Pure, no Django. Definitions follow the released TRANCE evaluator (hughplay/TVR,
 ``EventEvaluator``), as ../shared/FORMATS.md spells it out; docs/metrics-trance.md has worked
-examples. An answer is a list of steps ``{"obj_idx", "attr", "val"}``; a prediction file is a
-JSON object from sample idx (as a string key) to its answer.
+examples. An answer is a list of steps ``{"obj_idx", "attr", "val"}`` (View: or an object from
+final camera to such a list); a prediction file is a JSON object from sample idx (as a string
+key) to its answer.
 
 Basic (one true step t with its ``options``; p = the answer's first step)::
 
@@ -40,10 +41,18 @@ with these rules, each as the released evaluator has it:
 * pred_step counts every predicted step (duplicates and no-ops too); target_step = len(T).
   ``options`` play no part.
 * Order-sensitive sample: some ordering of the TRUE steps raises an overlap or invalid-position
-  error while every ordering still reaches S* (dist 0). EO is None when no order-sensitive sample
-  is loose-correct (no such sample, or LAcc_o = 0): the ratio is undefined there.
-* View reports everything again per final camera (``by_camera``); the camera is the one the
-  final state was shown from. Both settings report per true length (``by_length``, 1 to 4).
+  error (at any of its steps, also one a later step undoes) while every ordering still reaches
+  S* (dist 0). EO is None when no order-sensitive sample is loose-correct (no such sample, or
+  LAcc_o = 0): the ratio is undefined there. ``order_sensitive`` gives n, LAcc, Acc and EO over
+  them, and ``random_order_EO``: the EO of answering each with its true steps in a random order,
+  exactly (the mean share of its L! orderings that err; no draw, no seed).
+* View, as the released ViewEvaluator scores it (variant "official"): every sample once per
+  final camera (Left, Center, Right; the initial image is always Center), 3 x N units, one
+  answer per (sample, camera): a list of steps answers all three, an object
+  ``{"Camera_Left": steps, ...}`` answers each camera (a camera left out: an empty answer).
+  Every figure is a mean over the 3N units, ``by_camera`` over each camera's N. Variant
+  "one-camera": each sample once, with the camera its answer was made from. Both settings
+  report per true length (``by_length``, "1" to "4").
 
 Summaries are exact means in float64 over per-item values (AND over the float32 per-item
 values); the released code sums float32 per batch, so its AND can differ in the last digits.
@@ -65,9 +74,9 @@ coordinates and integer reaches R (5 to 13) either d >= R, 1e-4 above the thresh
 The package, layer by layer: `encoding` (steps and states as arrays), `replay` (answers replayed
 on them, the distance between states, order-sensitivity), `predictions` (prediction files),
 `summary` (the parameters and the means over groups), `scores` (the per-sample rules of Basic
-and of Event / View), `view` (final cameras when none was recorded) and `streamed` (Event and
-View scored BATCH samples at a time, and `score_file`). Every public name is imported here, so
-that `plugins.trance.metric` offers what the single module did.
+and of Event / View), `view` (final cameras when none was recorded, for the one-camera variant)
+and `streamed` (Event and View scored BATCH samples at a time, and `score_file`). Every public
+name is imported here, so that `plugins.trance.metric` offers what the single module did.
 """
 
 from __future__ import annotations
@@ -99,7 +108,11 @@ from plugins.trance.metric.encoding import (
     step_code,
 )
 from plugins.trance.metric.predictions import (
+    ANSWER_PER_CAMERA_IN_VIEW_ONLY,
+    Answer,
     PackedPredictions,
+    answer_for_camera,
+    answer_form_problems,
     answers_for,
     pack_answer,
     parse_predictions,
@@ -108,12 +121,15 @@ from plugins.trance.metric.predictions import (
     read_predictions,
 )
 from plugins.trance.metric.replay import (
+    Orderings,
+    OrderSensitivity,
     Replayed,
     apply_step_batch,
     invisible,
     moved_object_overlaps,
     on_plane,
     order_sensitive,
+    order_sensitivity,
     replay_answers,
     state_distances,
     try_all_orderings,
@@ -127,6 +143,7 @@ from plugins.trance.metric.scores import (
 )
 from plugins.trance.metric.streamed import (
     BATCH,
+    CAMERA_CODES,
     EVENT_ITEM_KEYS,
     EventItems,
     EventRun,
@@ -136,12 +153,15 @@ from plugins.trance.metric.streamed import (
     score_event,
     score_file,
     score_view,
+    score_view_cameras,
 )
 from plugins.trance.metric.summary import (
     LENGTHS,
     METRIC,
     METRIC_VERSION,
+    ONE_CAMERA,
     VARIANT,
+    VARIANTS,
     EventResults,
     event_summary,
     parameters,
@@ -152,7 +172,9 @@ from plugins.trance.metric.view import (
 )
 
 __all__ = [
+    "ANSWER_PER_CAMERA_IN_VIEW_ONLY",
     "BATCH",
+    "CAMERA_CODES",
     "CATEGORY_FIELDS",
     "EVENT_ITEM_KEYS",
     "EncodedAnswers",
@@ -165,6 +187,9 @@ __all__ = [
     "METRIC_VERSION",
     "OBJECT_KINDS",
     "OBJECT_KIND_CODES",
+    "ONE_CAMERA",
+    "OrderSensitivity",
+    "Orderings",
     "PAIRS",
     "PAIR_CODES",
     "PAIR_COLUMN",
@@ -174,13 +199,17 @@ __all__ = [
     "POSITION_COLUMN",
     "PackedPredictions",
     "RADIUS_BY_SIZE",
+    "Answer",
     "Replayed",
     "SIZE_COLUMN",
     "Sample",
     "SampleLabels",
     "Step",
     "VARIANT",
+    "VARIANTS",
     "ViewCameras",
+    "answer_for_camera",
+    "answer_form_problems",
     "answer_problems",
     "answers_for",
     "apply_step_batch",
@@ -199,6 +228,7 @@ __all__ = [
     "on_plane",
     "option_keys",
     "order_sensitive",
+    "order_sensitivity",
     "pack_answer",
     "pair_key",
     "parameters",
@@ -211,6 +241,7 @@ __all__ = [
     "score_event",
     "score_file",
     "score_view",
+    "score_view_cameras",
     "state_distances",
     "step_code",
     "try_all_orderings",

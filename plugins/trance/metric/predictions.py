@@ -18,21 +18,33 @@ from benchmarks.records import (
     type_name,
 )
 from evaluation.metrics.scored import describe_ids
+from plugins.trance.formats import FINAL_CAMERAS
 from plugins.trance.metric.encoding import Sample, Step, answer_problems, canonical_step, step_code
 
 _INTEGER_KEY = re.compile(r"-?[0-9]+")
+#: A sample's answer: its steps (the same for every final camera), or an answer per final camera.
+Answer = list[Step] | dict[str, list[Step]]
+STEP_FIELDS = frozenset(("obj_idx", "attr", "val"))
+ANSWER_PER_CAMERA_IN_VIEW_ONLY = (
+    "an answer per final camera is for the View setting only: give one list of steps"
+)
 
 
-def parse_predictions(data: bytes | IO[bytes], *, source: str = "") -> dict[int, list[Step]]:
-    """Read a prediction file: a JSON object from sample idx to the list of predicted steps.
+def parse_predictions(data: bytes | IO[bytes], *, source: str = "") -> dict[int, Answer]:
+    """Read a prediction file: a JSON object from sample idx to its answer.
 
-    ``{"0": [{"obj_idx": 2, "attr": "color", "val": "cyan"}], "1": []}``. Keys are the samples'
-    idx written as JSON strings; other keys of a step (``options``, ``type``) are ignored and
-    dropped. Any fault (not JSON, not an object, a key that is not an integer or names the same
-    sample as another, an answer that is not a list, a step that is not an object, a missing
+    An answer is a list of predicted steps, the same answer for every final camera
+    (``{"0": [{"obj_idx": 2, "attr": "color", "val": "cyan"}], "1": []}``), or, for View, an
+    object from final camera to its list of steps, one answer per camera
+    (``{"0": {"Camera_Left": [...], "Camera_Center": [...], "Camera_Right": [...]}}``; a camera
+    left out has no answer). Keys are the samples' idx written as JSON strings; other keys of a
+    step (``options``, ``type``) are ignored and dropped. Any fault (not JSON, not an object, a
+    key that is not an integer or names the same sample as another, an answer that is neither a
+    list nor an object of cameras, an unknown camera, a step that is not an object, a missing
     field, an object index outside 0..9, an unknown attribute or value) raises one FormatError
-    listing every problem, each as RecordError(record="idx KEY", field="[i].val", ...).
-    A sample with no key is not an error: scoring treats it as an empty answer.
+    listing every problem, each as RecordError(record="idx KEY", field="[i].val" or
+    "Camera_Left[i].val", ...). A sample with no key is not an error: scoring treats it as an
+    empty answer.
     """
     return read_predictions(
         data,
@@ -41,9 +53,10 @@ def parse_predictions(data: bytes | IO[bytes], *, source: str = "") -> dict[int,
     )
 
 
-class PackedPredictions(dict[int, bytes]):
-    """idx -> the answer packed as two bytes per step, (object index, pair code): a few dozen
-    bytes an answer where its parsed steps take hundreds (`read_packed_predictions`)."""
+class PackedPredictions(dict[int, bytes | dict[str, bytes]]):
+    """idx -> the answer packed as two bytes per step, (object index, pair code), or a packed
+    answer per camera: a few dozen bytes an answer where its parsed steps take hundreds
+    (`read_packed_predictions`)."""
 
 
 def pack_answer(answer: Sequence[Step]) -> bytes:
@@ -92,11 +105,62 @@ def read_predictions(
         keys[idx] = key
         if type(answer) is list and all(step_code(step) is not None for step in answer):
             predictions[idx] = keep(answer)
+            continue
+        problems = answer_form_problems(label, answer)
+        if problems:
+            errors.extend(problems)
         else:
-            errors.extend(answer_problems(label, answer))
+            predictions[idx] = {camera: keep(steps) for camera, steps in answer.items()}
     if errors:
         raise FormatError(errors, source=source)
     return predictions
+
+
+def is_step(value: Any) -> bool:
+    """Whether an object looks like one step (a step not wrapped in a list), not a camera map."""
+    return isinstance(value, dict) and bool(STEP_FIELDS & value.keys())
+
+
+def answer_form_problems(label: str, answer: Any) -> RecordErrors:
+    """Every problem of one answer in either form: a list of steps (fields ``[i].val``), or an
+    object from final camera to a list of steps (an unknown camera names the key; a step's
+    fields are ``Camera_Left[i].val``)."""
+    if not isinstance(answer, dict) or is_step(answer):
+        if isinstance(answer, dict):
+            return RecordErrors(
+                [
+                    RecordError(
+                        label,
+                        "steps",
+                        "expected a list of steps, or an object from final camera to a list of steps; "
+                        "got one step (put it in a list)",
+                    )
+                ]
+            )
+        return answer_problems(label, answer)
+    errors = RecordErrors()
+    for camera, steps in answer.items():
+        if camera not in FINAL_CAMERAS:
+            errors.append(
+                RecordError(
+                    label, str(camera), f"unknown camera {camera!r} (expected {', '.join(FINAL_CAMERAS)})"
+                )
+            )
+            continue
+        if type(steps) is list and all(step_code(step) is not None for step in steps):
+            continue
+        for error in answer_problems(label, steps):
+            field = camera if error.field == "steps" else f"{camera}{error.field}"
+            errors.append(RecordError(error.record, field, error.message))
+    return errors
+
+
+def answer_for_camera(answer: Any, camera: str | None) -> Any:
+    """The steps one unit is answered with: the answer itself (a list, or packed bytes), or its
+    camera's entry of a per-camera answer (None when that camera has none)."""
+    if isinstance(answer, dict):
+        return answer.get(camera)
+    return answer
 
 
 def answers_for(

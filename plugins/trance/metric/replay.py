@@ -4,7 +4,9 @@ distance between states; and which samples are order-sensitive."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -124,13 +126,42 @@ def state_distances(predicted: EncodedStates, true: EncodedStates) -> np.ndarray
     return category_differences + (~matches).sum(axis=1)
 
 
+@dataclass(slots=True)
+class OrderSensitivity:
+    """Per sample: whether it is order-sensitive (the released rule), and the share of the L!
+    orderings of its true steps that raise an overlap or invalid-position error: the chance that
+    its true steps given in a random order are loose-correct but not correct (when it is
+    order-sensitive, every ordering reaches the true final state)."""
+
+    sensitive: np.ndarray
+    error_share: np.ndarray
+
+
+class Orderings(NamedTuple):
+    """What `try_all_orderings` finds per row: whether every ordering reaches the final state,
+    and how many orderings raise an error."""
+
+    always_reaches: np.ndarray
+    erring: np.ndarray
+
+
 def order_sensitive(initial: EncodedStates, final: EncodedStates, truth: EncodedAnswers) -> np.ndarray:
     """The released rule, per sample: some ordering of the true steps raises an overlap or an
-    invalid-position error, while every ordering reaches the true final state (distance 0).
+    invalid-position error, while every ordering reaches the true final state (distance 0)."""
+    return order_sensitivity(initial, final, truth).sensitive
+
+
+def order_sensitivity(
+    initial: EncodedStates, final: EncodedStates, truth: EncodedAnswers
+) -> OrderSensitivity:
+    """`order_sensitive`, and the share of the orderings of the true steps that err.
 
     Every ordering of the L true steps is tried (L! of them, 24 at most) for all samples of the
     same length at once, walking the tree of orderings so that a shared prefix is applied once
-    (64 step applications for L = 4 instead of 96).
+    (64 step applications for L = 4 instead of 96). An ordering counts as erring when any of its
+    steps raises either error, also when a later step undoes what raised it (an object moved
+    off the plane and back, onto another one that then moves away): the released evaluator
+    flags an answer so, and the rule asks whether the ordering, given as an answer, is correct.
 
     One shortcut, from the rules: only position and size steps can raise an error, and what they
     raise depends only on positions and sizes, which only position and size steps change. So
@@ -145,36 +176,39 @@ def order_sensitive(initial: EncodedStates, final: EncodedStates, truth: Encoded
         np.repeat(np.arange(count), truth.lengths), weights=geometric, minlength=count
     )
     candidates = (geometric_steps >= 2) | true_order.overlap | true_order.invalid_position
-    result = np.zeros(count, dtype=bool)
+    sensitive = np.zeros(count, dtype=bool)
+    error_share = np.zeros(count, dtype=np.float64)
     for length in np.unique(truth.lengths[candidates]).tolist():
         rows = np.flatnonzero(candidates & (truth.lengths == length))
         flat = truth.starts[rows][:, None] + np.arange(length)[None, :]
-        always_reaches, some_error = try_all_orderings(
+        found = try_all_orderings(
             initial.take(rows), final.take(rows), truth.objects[flat], truth.codes[flat]
         )
-        result[rows] = always_reaches & some_error
-    return result
+        sensitive[rows] = found.always_reaches & (found.erring > 0)
+        error_share[rows] = found.erring / math.factorial(length)
+    return OrderSensitivity(sensitive, error_share)
 
 
 def try_all_orderings(
     initial: EncodedStates, final: EncodedStates, objects: np.ndarray, codes: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
+) -> Orderings:
     """Per row: whether every ordering of its L steps (the columns of `objects` and `codes`)
-    reaches `final`, and whether some ordering raises an error. Depth first over the tree of
-    orderings: each node applies one more step to a copy of its parent's states."""
+    reaches `final`, and how many of the L! orderings raise an error at any of their steps.
+    Depth first over the tree of orderings: each node applies one more step to a copy of its
+    parent's states."""
     count, length = objects.shape
     rows = np.arange(count)
     always_reaches = np.ones(count, dtype=bool)
-    some_error = np.zeros(count, dtype=bool)
+    erring = np.zeros(count, dtype=np.int64)
     pending = [(initial, tuple(range(length)), np.zeros(count, dtype=bool))]
     while pending:
         states, remaining, erred = pending.pop()
         if not remaining:
             always_reaches &= state_distances(states, final) == 0
-            some_error |= erred
+            erring += erred
             continue
         for number, step in enumerate(remaining):
             child = states.copy()
             overlap, invalid = apply_step_batch(child, rows, objects[:, step], codes[:, step])
             pending.append((child, remaining[:number] + remaining[number + 1 :], erred | overlap | invalid))
-    return always_reaches, some_error
+    return Orderings(always_reaches, erring)

@@ -22,8 +22,8 @@ from plugins.trance.metric.encoding import (
     pair_key,
     step_code,
 )
-from plugins.trance.metric.predictions import answers_for, prediction_problems
-from plugins.trance.metric.replay import order_sensitive, replay_answers, state_distances
+from plugins.trance.metric.predictions import ANSWER_PER_CAMERA_IN_VIEW_ONLY, answers_for, prediction_problems
+from plugins.trance.metric.replay import order_sensitivity, replay_answers, state_distances
 from plugins.trance.metric.summary import EventResults, parameters
 
 
@@ -54,6 +54,9 @@ def score_basic(samples: Sequence[Sample], predictions: Mapping[int, Sequence[St
                     label, "transformations", f"Basic needs one transformation, got {len(transformations)}"
                 )
             )
+            continue
+        if isinstance(answer, Mapping):
+            errors.append(RecordError(label, "answer", ANSWER_PER_CAMERA_IN_VIEW_ONLY))
             continue
         if any(step_code(step) is None for step in answer):
             errors.extend(answer_problems(label, list(answer)))
@@ -112,12 +115,16 @@ class SampleLabels(Sequence[str]):
 
 
 def evaluate_event(
-    samples: Sequence[Sample], answers: Sequence[Sequence[Step]] | EncodedAnswers
+    samples: Sequence[Sample],
+    answers: Sequence[Sequence[Step]] | EncodedAnswers,
+    units: np.ndarray | None = None,
 ) -> EventResults:
     """Score each answer against its sample (the shared work of Event and View).
 
-    Samples must have 1 to 4 true steps, as TRANCE defines (FormatError otherwise): none would
-    make AND divide by zero, and order-sensitivity tries all L! orderings.
+    `units`: the sample number of each answer (View answers a sample once per final camera);
+    None: one answer per sample, in order. Samples must have 1 to 4 true steps, as TRANCE
+    defines (FormatError otherwise): none would make AND divide by zero, and order-sensitivity
+    tries all L! orderings (once per sample, whatever its number of answers).
     """
     labels = SampleLabels(samples)
     truths = [sample["transformations"] for sample in samples]
@@ -134,12 +141,19 @@ def evaluate_event(
         raise FormatError(errors)
     initial = encode_states([sample["states"][0]["objects"] for sample in samples], labels)
     final = encode_states([sample["states"][-1]["objects"] for sample in samples], labels)
-    predicted = answers if isinstance(answers, EncodedAnswers) else encode_answers(answers, labels)
     true_steps = encode_answers(truths, labels)
+    orderings = order_sensitivity(initial, final, true_steps)
+    if units is None:
+        units = np.arange(len(samples))
+        answer_labels: Sequence[str] = labels
+    else:
+        initial, final = initial.take(units), final.take(units)
+        answer_labels = UnitLabels(labels, units)
+    predicted = answers if isinstance(answers, EncodedAnswers) else encode_answers(answers, answer_labels)
 
     replayed = replay_answers(initial, predicted)
     dist = state_distances(replayed.states, final)
-    target_step = true_steps.lengths
+    target_step = true_steps.lengths[units]
     loose_correct = dist == 0
     return EventResults(
         dist=dist,
@@ -150,5 +164,21 @@ def evaluate_event(
         err_invalid_position=replayed.invalid_position,
         pred_step=predicted.lengths,
         target_step=target_step,
-        order_sensitive=order_sensitive(initial, final, true_steps),
+        order_sensitive=orderings.sensitive[units],
+        order_error_share=orderings.error_share[units],
     )
+
+
+class UnitLabels(Sequence[str]):
+    """The sample label of each unit, for error messages about an answer."""
+
+    def __init__(self, labels: SampleLabels, units: np.ndarray) -> None:
+        self.labels, self.units = labels, units
+
+    def __len__(self) -> int:
+        return len(self.units)
+
+    def __getitem__(self, number: Any) -> Any:
+        if isinstance(number, slice):
+            return [self.labels[int(unit)] for unit in self.units[number]]
+        return self.labels[int(self.units[number])]

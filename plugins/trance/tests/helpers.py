@@ -1,5 +1,7 @@
 """Builders and fakes shared by TRANCE's tests and the apps' (pure Python, no Django)."""
 
+FINAL_CAMERAS = ("Camera_Left", "Camera_Center", "Camera_Right")
+
 
 def fake_pixel_counter(objects, camera):
     """Nothing is occluded: every drawn object has 1000 pixels (generating needs no renderer)."""
@@ -25,3 +27,27 @@ def move(obj_idx, direction, steps):
 
 def change(obj_idx, attr, value):
     return {"obj_idx": obj_idx, "attr": attr, "val": value}
+
+
+def sample(idx, initial, steps, options=None):
+    """A sample in the official format; its final state is the true steps applied in order."""
+    from plugins.trance.simulator import apply_steps
+
+    final = apply_steps(initial, steps).objects
+    transformations = []
+    for number, step in enumerate(steps):
+        transformation = {**step, "options": (options or {}).get(number, [step["val"]])}
+        if step["attr"] == "position":
+            transformation["type"] = "inner"
+        transformations.append(transformation)
+    return {
+        "idx": idx,
+        "states": [
+            {"objects": initial, "images": {"Camera_Center": f"img_{idx:06d}-init.C.png"}},
+            {
+                "objects": final,
+                "images": {camera: f"img_{idx:06d}-fin.{camera[7]}.png" for camera in FINAL_CAMERAS},
+            },
+        ],
+        "transformations": transformations,
+    }

@@ -1,5 +1,6 @@
 """TRANCE baselines: Random, the symbolic solver, TranceNet, and the training command."""
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from benchmarks import registry
 from benchmarks.spec import BenchmarkSpec
 from inference.baselines import RunChoices, Unit, load_baseline
 from plugins.trance import formats, metric
-from plugins.trance.baselines import TranceNetBaseline, final_camera, solve
+from plugins.trance.baselines import TranceNetBaseline, final_cameras, solve
 from plugins.trance.formats import BASIC, EVENT, VIEW
 from plugins.trance.generator import generate
 from plugins.trance.simulator import apply_steps
@@ -117,8 +118,11 @@ def test_symbolic_solver_is_right_on_every_basic_event_and_view_sample(samples):
     assert basic.summary["Acc"] == 1.0
     event = metric.score_event(samples, answer(symbolic, units_of(samples), EVENT))
     assert event.summary["Acc"] == 1.0
-    view = metric.score_view(samples, answer(symbolic, units_of(samples), VIEW), metric.view_cameras(samples))
-    assert view.summary["Acc"] == 1.0
+    view_answers = answer(symbolic, units_of(samples), VIEW)
+    # It reads no image: one list of steps answers all three cameras of the released protocol.
+    assert all(isinstance(steps, list) for steps in view_answers.values())
+    view = metric.score_view_cameras(samples, view_answers)
+    assert (view.summary["Acc"], view.summary["n"]) == (1.0, 3 * len(samples))
 
 
 def test_symbolic_solver_moves_the_blocking_object_first():
@@ -221,12 +225,43 @@ def test_the_shipped_checkpoint_answers_rendered_samples(tmp_path):
     assert baseline.forward_only(batch_size=2, steps=1)["samples_per_second"] > 0
 
 
-def test_view_answers_look_at_the_judged_camera(samples):
-    units = units_of(samples)
-    cameras = final_camera(units, VIEW)
-    judged = metric.view_cameras(samples)
-    assert cameras == {str(idx): camera for idx, camera in judged.items()}
-    assert set(final_camera(units, EVENT).values()) == {"Camera_Center"}
+def camera_image_writer(objects, camera, path):
+    """`fake_image_writer`, seen differently by each camera: Left mirrored, Right upside down."""
+    fake_image_writer(objects, camera, path)
+    if camera in ("Camera_Left", "Camera_Right"):
+        image = Image.open(path)
+        turn = Image.Transpose.FLIP_LEFT_RIGHT if camera == "Camera_Left" else Image.Transpose.FLIP_TOP_BOTTOM
+        image.transpose(turn).save(path)
+
+
+def test_view_answers_one_list_of_steps_per_final_camera_each_from_its_render(tmp_path):
+    # Five samples with a different fake render per final camera, answered 4 units a batch (a
+    # batch of 12 image pairs, then 3: a unit's three cameras never split across batches). Each
+    # camera's answer is what the model answers on that camera's render: the same model in Event,
+    # on units whose final Center render is replaced by that camera's, answers the same steps.
+    generate(tmp_path, count=5, seed=2, pixel_counter=fake_pixel_counter, image_writer=camera_image_writer)
+    records = read_records(tmp_path)
+    units = units_of(records, tmp_path)
+    view = answer(TranceNetBaseline(SPEC), units, VIEW)
+    assert all(set(steps) == {"Camera_Left", "Camera_Center", "Camera_Right"} for steps in view.values())
+    # The renders differ, and so do some of the model's answers across cameras.
+    assert any(len({json.dumps(answers) for answers in steps.values()}) > 1 for steps in view.values())
+    for camera in ("Camera_Left", "Camera_Center", "Camera_Right"):
+        seen_from = [
+            dataclasses.replace(
+                unit, images={**unit.images, "fin.Camera_Center": unit.images[f"fin.{camera}"]}
+            )
+            for unit in units
+        ]
+        event = answer(TranceNetBaseline(SPEC), seen_from, EVENT)
+        assert {idx: steps[camera] for idx, steps in view.items()} == event, camera
+    scored = metric.score_view_cameras(records, view)
+    assert (scored.summary["n"], scored.summary["samples"], scored.summary["missing_predictions"]) == (
+        15,
+        5,
+        0,
+    )
+    assert final_cameras(EVENT) == ("Camera_Center",) and final_cameras(BASIC) == ("Camera_Center",)
 
 
 # --- The training command ------------------------------------------------------------------------

@@ -55,31 +55,9 @@ from plugins.trance.simulator import (
     moved_position,
     out_move_options,
 )
-from plugins.trance.tests.helpers import change, fake_pixel_counter, move, scene, thing
+from plugins.trance.tests.helpers import change, fake_pixel_counter, move, sample, scene, thing
 
 # --- Builders (thing, scene, move, change: plugins/trance/tests/helpers.py) -----------------------
-
-
-def sample(idx, initial, steps, options=None):
-    """A sample in the official format; its final state is the true steps applied in order."""
-    final = apply_steps(initial, steps).objects
-    transformations = []
-    for number, step in enumerate(steps):
-        transformation = {**step, "options": (options or {}).get(number, [step["val"]])}
-        if step["attr"] == "position":
-            transformation["type"] = "inner"
-        transformations.append(transformation)
-    return {
-        "idx": idx,
-        "states": [
-            {"objects": initial, "images": {"Camera_Center": f"img_{idx:06d}-init.C.png"}},
-            {
-                "objects": final,
-                "images": {camera: f"img_{idx:06d}-fin.{camera[7]}.png" for camera in FINAL_CAMERAS},
-            },
-        ],
-        "transformations": transformations,
-    }
 
 
 def only_item(samples, answers):
@@ -383,14 +361,18 @@ def test_by_length_groups_samples_by_true_length():
     two = [change(0, "color", "blue"), move(0, "left", 1)]
     samples = [sample(0, initial, one), sample(1, initial, one), sample(2, initial, two)]
     summary = score_event(samples, {0: one, 2: two}).summary
-    assert (summary["by_length"][1]["n"], summary["by_length"][1]["LAcc"], summary["by_length"][1]["AD"]) == (
+    assert (
+        summary["by_length"]["1"]["n"],
+        summary["by_length"]["1"]["LAcc"],
+        summary["by_length"]["1"]["AD"],
+    ) == (
         2,
         0.5,
         0.5,
     )
-    assert (summary["by_length"][2]["n"], summary["by_length"][2]["Acc"]) == (1, 1.0)
-    assert summary["by_length"][3] == summary["by_length"][4]
-    assert summary["by_length"][3]["n"] == 0 and summary["by_length"][3]["AD"] is None
+    assert (summary["by_length"]["2"]["n"], summary["by_length"]["2"]["Acc"]) == (1, 1.0)
+    assert summary["by_length"]["3"] == summary["by_length"]["4"]
+    assert summary["by_length"]["3"]["n"] == 0 and summary["by_length"]["3"]["AD"] is None
     assert summary["AD"] == pytest.approx(1 / 3)
 
 
@@ -566,19 +548,28 @@ def jsonl(samples):
     return b"".join(orjson.dumps(one) + b"\n" for one in samples)
 
 
-def test_score_file_parses_both_files_and_defaults_view_cameras():
+def test_score_file_parses_both_files_and_defaults_view_cameras_for_one_camera_per_answer():
     initial, truth = swap_scene()
     samples = [sample(idx, initial, truth) for idx in range(6)]
     predictions = orjson.dumps({"0": truth, "1": truth[::-1], "2": []})
     event = score_file(jsonl(samples), predictions, setting="event")
     assert [item["correct"] for item in event.items] == [True, False, False, False, False, False]
-    view = score_file(jsonl(samples), predictions, setting="view")
-    assert view.params["cameras"] == "view_cameras(seed=0)"
+    view = score_file(jsonl(samples), predictions, setting="view", variant="one-camera")
+    assert view.params["cameras"] == "view_cameras(seed=0)" and view.params["variant"] == "one-camera"
     assert {item["idx"]: item["camera"] for item in view.items} == view_cameras(samples)
     given = {idx: "Camera_Right" for idx in range(6)}
-    explicit = score_file(jsonl(samples), predictions, setting="view", cameras=given)
+    explicit = score_file(jsonl(samples), predictions, setting="view", variant="one-camera", cameras=given)
     assert explicit.params["cameras"] == "given"
     assert explicit.summary["by_camera"]["Camera_Right"]["n"] == 6
+    # The released protocol (the default): every sample under each of the three cameras.
+    official = score_file(jsonl(samples), predictions, setting="view")
+    assert (official.summary["n"], official.summary["samples"], official.params["variant"]) == (
+        18,
+        6,
+        "official",
+    )
+    with pytest.raises(ValueError, match="unknown TRANCE metric variant 'paper'"):
+        score_file(jsonl(samples), predictions, setting="view", variant="paper")
 
 
 def test_score_file_basic_and_bad_setting():
@@ -973,7 +964,7 @@ def test_event_and_view_match_the_released_evaluator_item_by_item(random_cases):
         check(view.summary["by_camera"][camera], chosen)
     for length in (1, 2, 3, 4):
         chosen = [item for item in expected_items if item["target_step"] == length]
-        check(view.summary["by_length"][length], chosen)
+        check(view.summary["by_length"][str(length)], chosen)
 
 
 def test_vectorised_replay_equals_the_simulator_on_thousands_of_answers(random_cases):

@@ -34,13 +34,19 @@ def test_trancenet_answers_on_the_cpu_and_scores_as_manage_py_score_does(
     predictions.write_bytes(run.predictions.read())
     answers = json.loads(predictions.read_text())
     assert sorted(answers, key=int) == [str(i) for i in range(12)]
-    assert all(1 <= len(steps) <= 4 for steps in answers.values())
+    # View: an answer per final camera, each from that camera's render (the released protocol).
+    per_answer = [
+        steps for answer in answers.values() for steps in (answer.values() if setting == "view" else [answer])
+    ]
+    assert len(per_answer) == (36 if setting == "view" else 12)
+    assert all(1 <= len(steps) <= 4 for steps in per_answer)
     scored = io.StringIO()
     call_command(
         "score", "trance", "--gt", str(trance_files / "data.jsonl"), "--predictions", str(predictions),
         "--setting", setting, "--json", stdout=scored,
     )  # fmt: skip
     assert json.loads(scored.getvalue())["summary"] == run.submission.summary
+    assert run.submission.summary["n"] == (36 if setting == "view" else 12)
     params = run.submission.parameters
     assert params["checkpoint"] == "trancenet-basic.pt" and len(params["checkpoint_sha256"]) == 64
     assert params["model_encoder"] == "cnn" and params["model_parameters"] > 0
