@@ -16,6 +16,12 @@ item's payload as ``question_ids`` beside ``questions`` and left out again on ex
 The evidence is a quadrilateral: eight coordinates x1, y1, ..., x4, y4, stored as strings in
 the released files (numbers are accepted too and kept as they came). Answers and evidence are
 ground truth; the question text and the image are what people are shown.
+
+Optional, Yardstick's own: ``ocr_tokens``, the text OCR reads in the image, as
+``[{"text": str, "quad": [8 coordinates]}, ...]`` (``manage.py stevqa_ocr`` writes it): on a test
+record, or on a training record for all its pairs. The metric's OCR variants take an answer-only
+prediction's evidence from it. It is ground truth, like every field not shown, and is checked at
+import and written back on export.
 """
 
 from __future__ import annotations
@@ -36,12 +42,16 @@ from benchmarks.records import (
     parse_prepared,
     serialize_json_list,
     split_fields,
+    type_name,
 )
 
 FILE_DESCRIPTION = "JSON list: test ground truth (question_id, question, answer, evidence) or training file (id, image, annotation)"
 
 #: Language codes, as the released evaluator names them.
 ENGLISH, CHINESE = "en", "ch"
+
+#: The optional field holding the OCR tokens of a record's image (see the module docstring).
+OCR_TOKENS = "ocr_tokens"
 
 LAYOUT_TEST = "test"
 LAYOUT_TRAIN = "train"
@@ -63,27 +73,67 @@ def quad_points(evidence: list[Any]) -> list[tuple[float, float]]:
     return [(values[index], values[index + 1]) for index in range(0, 8, 2)]
 
 
-def check_evidence(checker: RecordChecker, record: Any, path: str = "") -> list[Any] | None:
-    """Evidence must be a quadrilateral: a list of 8 numbers (or strings holding numbers)."""
-    evidence = checker.get(record, "evidence", list, path)
-    if evidence is None:
-        return None
-    name = f"{path}.evidence" if path else "evidence"
-    if len(evidence) != 8:
-        checker.fail(name, f"a quadrilateral needs 8 numbers (x1, y1, ..., x4, y4), got {len(evidence)}")
-        return None
-    for index, value in enumerate(evidence):
+def quad_problem(values: Any) -> tuple[str, str] | None:
+    """Why `values` is not a quadrilateral of 8 numbers (or strings holding numbers), as (where
+    inside it, such as "[2]" or "", and the message); None when it is one."""
+    if not isinstance(values, list):
+        return "", f"expected a list, got {type_name(values)}"
+    if len(values) != 8:
+        return "", f"a quadrilateral needs 8 numbers (x1, y1, ..., x4, y4), got {len(values)}"
+    for index, value in enumerate(values):
         if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-            checker.fail(f"{name}[{index}]", f"expected a number, got {value!r}")
-            return None
+            return f"[{index}]", f"expected a number, got {value!r}"
         try:
             number = float(value)
         except (ValueError, OverflowError):  # not a number, or an integer too large for a float
             number = math.nan
         if not math.isfinite(number):
-            checker.fail(f"{name}[{index}]", f"expected a number, got {value!r}")
-            return None
+            return f"[{index}]", f"expected a number, got {value!r}"
+    return None
+
+
+def check_evidence(checker: RecordChecker, record: Any, path: str = "") -> list[Any] | None:
+    """Evidence must be a quadrilateral: a list of 8 numbers (or strings holding numbers)."""
+    evidence = checker.get(record, "evidence", list, path)
+    if evidence is None:
+        return None
+    problem = quad_problem(evidence)
+    if problem is not None:
+        name = f"{path}.evidence" if path else "evidence"
+        checker.fail(f"{name}{problem[0]}", problem[1])
+        return None
     return evidence
+
+
+def ocr_tokens_problem(tokens: Any) -> tuple[str, str] | None:
+    """Why `tokens` is not a list of OCR tokens ``{"text": str, "quad": [8 numbers]}``, as (where
+    inside it, such as "[3].quad[2]", and the message); None when it is one. The first fault only:
+    the tokens are machine-written, so one fault says the file is not what the tool wrote."""
+    if not isinstance(tokens, list):
+        return "", f"expected a list of tokens {{text, quad}}, got {type_name(tokens)}"
+    for index, token in enumerate(tokens):
+        if not isinstance(token, dict):
+            return f"[{index}]", f"expected an object with text and quad, got {type_name(token)}"
+        if not isinstance(token.get("text"), str):
+            found = type_name(token["text"]) if "text" in token else "nothing"
+            return f"[{index}].text", f"expected a string, got {found}"
+        if "quad" not in token:
+            return f"[{index}].quad", "missing field"
+        problem = quad_problem(token["quad"])
+        if problem is not None:
+            return f"[{index}].quad{problem[0]}", problem[1]
+    return None
+
+
+def check_ocr_tokens(checker: RecordChecker, record: dict[str, Any], path: str = "") -> None:
+    """The optional OCR tokens of a record (absent or null: no OCR for its image)."""
+    tokens = record.get(OCR_TOKENS)
+    if tokens is None:
+        return
+    problem = ocr_tokens_problem(tokens)
+    if problem is not None:
+        name = f"{path}.{OCR_TOKENS}" if path else OCR_TOKENS
+        checker.fail(f"{name}{problem[0]}", problem[1])
 
 
 def check_qa(checker: RecordChecker, record: Any, path: str = "") -> None:
@@ -100,6 +150,7 @@ def question_record_to_catalog(raw: Any, checker: RecordChecker) -> CatalogRecor
     before = len(checker.errors)
     question_id = checker.get(raw, "question_id", int)
     check_qa(checker, raw)
+    check_ocr_tokens(checker, raw)
     if len(checker.errors) > before:
         return None
     payload, hidden = split_fields(raw, ("question_id", "question"))
@@ -116,6 +167,7 @@ def image_record_to_catalog(raw: Any, checker: RecordChecker, first_question_id:
     annotation = checker.get(raw, "annotation", list)
     for index, qa in enumerate(annotation or []):
         check_qa(checker, qa, f"annotation[{index}]")
+    check_ocr_tokens(checker, raw)
     if len(checker.errors) > before:
         return None
     payload, hidden = split_fields(raw, ("id", "image"))
@@ -150,16 +202,19 @@ def question_records(payload: dict[str, Any], ground_truth: dict[str, Any]) -> l
     """The item's QA pairs as test-layout records (question_id, question, answer, evidence).
 
     A test-layout item is one such record already; a training-layout item gives one per pair,
-    with the question ids given at import.
+    with the question ids given at import, each carrying its image's ``ocr_tokens`` when the
+    item has them.
     """
     if "annotation" not in ground_truth:
         return [to_official(payload, ground_truth)]
+    tokens = ground_truth.get(OCR_TOKENS)
     return [
         {
             "question_id": question_id,
             "question": qa["question"],
             "answer": qa["answer"],
             "evidence": qa["evidence"],
+            **({OCR_TOKENS: tokens} if tokens is not None else {}),
         }
         for question_id, qa in zip(payload["question_ids"], ground_truth["annotation"], strict=True)
     ]

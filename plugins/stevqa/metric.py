@@ -11,7 +11,7 @@ and over a set of questions each score is the mean; the "reasonable score" is
 Delta_r = mean(CLC) / mean(TC) (None when mean(TC) is 0). Means are reported over all
 questions, per language ("en", "ch") and per answer length ("one word", "more").
 
-Two variants, chosen with ``variant=``:
+Two sets of rules, chosen with ``variant=`` (and two more variants that add OCR evidence, below):
 
 ``official`` (default) reproduces the released evaluator (``eval.py`` of the EST-VQA release):
 
@@ -40,7 +40,25 @@ Two variants, chosen with ``variant=``:
   does for every quadrilateral. Valid non-convex quadrilaterals are kept as they are. A
   quadrilateral of zero area (all points on a line) gives LC = 0.
 
-Both variants match ground truth and predictions by ``question_id`` (the released code pairs
+Two more variants attach evidence from OCR to answer-only predictions, as the paper does for
+models that give no evidence: ``ocr`` (the official rules) and ``paper-ocr`` (the paper's). A
+prediction without evidence takes the quadrilateral of one of its question's OCR tokens (the
+ground-truth record's ``ocr_tokens``: ``[{"text": str, "quad": [8 numbers]}, ...]``, written by
+``manage.py stevqa_ocr`` with the project's RapidOCR): the first token whose text equals the
+answer after `normalize_answer`, else the first of those nearest to it by NL. A prediction with
+its own evidence keeps it. A question whose record has no ``ocr_tokens`` has no OCR: its answer
+stays without evidence, and the summary's "ocr" entry counts it.
+
+Answer-only predictions (no ``evidence``, or ``"evidence": null``) are accepted in every variant;
+their TC is scored as usual. When no prediction carries evidence (an answer-only model), LC and
+CLC are not computed: they are None in every row and group, and the summary says
+``"evidence": "none"``. When only some do, a prediction without evidence scores LC = 0 and
+CLC = 0, as a missing prediction does (``"evidence": "partial"``, with the count in
+``predictions_without_evidence`` and the questions in the problems): CLC credits an answer only
+with sufficient evidence, and averaging over the predictions with evidence alone would let a
+model raise its CLC by leaving out the evidence it is unsure of.
+
+All variants match ground truth and predictions by ``question_id`` (the released code pairs
 them by position and asserts the ids agree). A question without a prediction scores 0 on TC,
 LC and CLC and is listed in ``Scored.problems``; predictions for unknown ids are listed and
 ignored. Two empty answers make NL undefined (the released code divides by zero): that is an
@@ -50,12 +68,24 @@ Language, from the ground-truth question (released rule): Chinese ("ch") when an
 in U+4E00..U+9FA5, otherwise English ("en"), including empty, kana-only and full-width-Latin
 questions.
 
-Answer length, from the ground-truth answer (the paper reports "one word" vs longer answers but
-splits Chinese with jieba, which Yardstick does not use): an answer with more than one
-whitespace-separated token is "more"; a single token is "one word", except that a token holding a
-Chinese character (U+4E00..U+9FA5) and longer than ``CHINESE_WORD_CHARACTERS`` (2) characters is
-"more". Two characters is the length of most Chinese words, so 补胎 and 佛山 are one word while
-禾不锈钢 (a four-character shop name) counts as more. An empty answer counts as "one word".
+Answer length, from the ground-truth answer, by two rules (the released evaluator has no length
+split; the paper reports short, one-word, answers against longer ones, splitting Chinese with jieba):
+
+- ``answer_length`` (Yardstick's rule, no dictionary): an answer with more than one
+  whitespace-separated token is "more"; a single token is "one word", except that a token
+  holding a Chinese character (U+4E00..U+9FA5) and longer than ``CHINESE_WORD_CHARACTERS`` (2)
+  characters is "more". Two characters is the length of most Chinese words, so 补胎 and 佛山 are
+  one word while 禾不锈钢 (a four-character shop name) counts as more.
+- ``answer_length_jieba`` (the paper's rule): the answer's words as the STE-VQA statistics count
+  them (plugins.stevqa.textstats.tokens: jieba tokens for an answer holding a Chinese character,
+  whitespace words otherwise; punctuation-only tokens left out); one word or none is "one word".
+  So 麦当劳 (one jieba word) is one word here but "more" by the rule above, and 7号 is "more".
+
+An empty answer counts as "one word" by both.
+
+Diagnostics in the summary (see `score`): the evidence classes per language (incorrect LC = 0,
+insufficient 0 < LC < 0.5, sufficient LC >= 0.5) and TC and CLC over a sweep of tau (``by_tau``,
+0.00 to 1.00 by 0.05, recomputed from each row's NL and LC).
 
 Also here, for users comparing with related benchmarks: `anls` (ST-VQA's average normalised
 Levenshtein similarity, per question) and `vqa_accuracy` (VQA / TextVQA soft accuracy with the
@@ -66,6 +96,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -85,15 +116,31 @@ from plugins.stevqa.formats import CHINESE, ENGLISH, check_evidence, is_chinese,
 
 METRIC = "STE-VQA"
 #: Bump when a change to this module can change a number.
-METRIC_VERSION = "1"
+METRIC_VERSION = "2"
 
 OFFICIAL = "official"
 PAPER = "paper"
-VARIANTS = (OFFICIAL, PAPER)
+#: The official and the paper's rules, with evidence from OCR for answer-only predictions.
+OFFICIAL_OCR = "ocr"
+PAPER_OCR = "paper-ocr"
+VARIANTS = (OFFICIAL, PAPER, OFFICIAL_OCR, PAPER_OCR)
+#: The rules (answer threshold, coordinates, IoU) each variant scores by.
+RULES: dict[str, str] = {OFFICIAL: OFFICIAL, PAPER: PAPER, OFFICIAL_OCR: OFFICIAL, PAPER_OCR: PAPER}
+#: The variants that attach OCR evidence to answer-only predictions.
+OCR_VARIANTS = (OFFICIAL_OCR, PAPER_OCR)
 #: Answer threshold per variant: TC = 1 - NL only when NL < tau.
-DEFAULT_TAU: dict[str, float] = {OFFICIAL: 0.5, PAPER: 0.75}
-#: Evidence is "sufficient" (CLC = TC) when LC >= this (inclusive), in both variants.
+DEFAULT_TAU: dict[str, float] = {OFFICIAL: 0.5, PAPER: 0.75, OFFICIAL_OCR: 0.5, PAPER_OCR: 0.75}
+#: Evidence is "sufficient" (CLC = TC) when LC >= this (inclusive), in every variant.
 EVIDENCE_THRESHOLD = 0.5
+#: The evidence classes of the paper, by LC: 0, between 0 and the threshold, at least the threshold.
+INCORRECT, INSUFFICIENT, SUFFICIENT = "incorrect", "insufficient", "sufficient"
+EVIDENCE_CLASSES = (INCORRECT, INSUFFICIENT, SUFFICIENT)
+#: The per-unit 0/1 field of each evidence class (None where LC is not computed).
+EVIDENCE_CLASS_FIELDS = {name: f"evidence_{name}" for name in EVIDENCE_CLASSES}
+#: The tau values of the sweep (``by_tau``): 0.00, 0.05, ..., 1.00, as the paper's curve.
+TAU_SWEEP = tuple(round(step * 0.05, 2) for step in range(21))
+#: How much evidence the predictions carry (the summary's "evidence").
+EVIDENCE_ALL, EVIDENCE_PARTIAL, EVIDENCE_NONE = "all", "partial", "none"
 
 LANGUAGES = (ENGLISH, CHINESE)
 ONE_WORD = "one word"
@@ -108,6 +155,17 @@ QUAD_VERTICES = 4
 def check_variant(variant: str) -> None:
     if variant not in VARIANTS:
         raise ValueError(f"unknown STE-VQA variant {variant!r} (expected one of {', '.join(VARIANTS)})")
+
+
+def rules(variant: str) -> str:
+    """OFFICIAL or PAPER: the rules `variant` scores answers and evidence by."""
+    check_variant(variant)
+    return RULES[variant]
+
+
+def tau_key(tau: float) -> str:
+    """A tau of the sweep as ``by_tau`` names it: "0.50"."""
+    return f"{tau:.2f}"
 
 
 # --- answers -----------------------------------------------------------------------------------
@@ -162,6 +220,16 @@ def answer_length(answer: str) -> str:
     return ONE_WORD
 
 
+@lru_cache(maxsize=65536)
+def answer_length_jieba(answer: str) -> str:
+    """The paper's length class of a ground-truth answer: ONE_WORD when it has at most one word
+    (jieba tokens for Chinese, whitespace words otherwise; see the module docstring), else MORE.
+    Cached: a dataset repeats its answers, and jieba is the slowest step of scoring."""
+    from plugins.stevqa.textstats import tokens
+
+    return ONE_WORD if len(tokens(answer)) <= 1 else MORE
+
+
 # --- evidence ----------------------------------------------------------------------------------
 
 
@@ -172,7 +240,7 @@ def parse_coordinate(value: int | float | str, variant: str) -> float:
     strings holding an integer are read as one, other numeric strings ("12.5") are truncated too
     (the released code would crash). paper: the real number.
     """
-    if variant == PAPER:
+    if rules(variant) == PAPER:
         return float(value)
     if isinstance(value, str):
         try:
@@ -256,7 +324,7 @@ def evidence_ious(
         return np.zeros(0)
     truth = quad_array(truth_quads, variant)
     predicted = quad_array(predicted_quads, variant)
-    return official_ious(truth, predicted) if variant == OFFICIAL else paper_ious(truth, predicted)
+    return paper_ious(truth, predicted) if rules(variant) == PAPER else official_ious(truth, predicted)
 
 
 def evidence_iou(
@@ -278,13 +346,14 @@ def evidence_iou(
 
 
 def prediction_from_record(raw: Any, checker: RecordChecker) -> dict[str, Any] | None:
-    """{"question_id": int, "answer": str, "evidence": [8 numbers or numeric strings]}, or None."""
+    """{"question_id": int, "answer": str, "evidence": [8 numbers or numeric strings] or None}, or
+    None when the record is bad. An answer-only record (no "evidence", or null) has evidence None."""
     if not checker.is_object(raw):
         return None
     before = len(checker.errors)
     question_id = checker.get(raw, "question_id", int)
     answer = checker.get(raw, "answer", str)
-    evidence = check_evidence(checker, raw)
+    evidence = check_evidence(checker, raw) if raw.get("evidence") is not None else None
     if len(checker.errors) > before:
         return None
     return {"question_id": question_id, "answer": answer, "evidence": evidence}
@@ -329,20 +398,84 @@ def predictions_as_records(
 
 
 def group_summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """count, mean TC / LC / CLC and Delta_r = mean CLC / mean TC (None when empty or TC is 0)."""
+    """count, mean TC / LC / CLC and Delta_r = mean CLC / mean TC (None when empty or TC is 0).
+
+    LC and CLC are means over the rows that have them: None when evidence was not scored."""
     true_correct = mean_or_none(row["TC"] for row in rows)
-    evidence_checked = mean_or_none(row["CLC"] for row in rows)
+    evidence_checked = mean_or_none(row["CLC"] for row in rows if row["CLC"] is not None)
     return {
         "count": len(rows),
         "TC": true_correct,
-        "LC": mean_or_none(row["LC"] for row in rows),
+        "LC": mean_or_none(row["LC"] for row in rows if row["LC"] is not None),
         "CLC": evidence_checked,
         "Delta_r": ratio_or_none(evidence_checked, true_correct),
     }
 
 
-def parameters(variant: str, tau: float) -> dict[str, Any]:
+def evidence_class(iou: float) -> str:
+    """The paper's class of an evidence: incorrect (IoU 0), insufficient (below the threshold),
+    sufficient (at least the threshold, inclusive as CLC's)."""
+    if iou >= EVIDENCE_THRESHOLD:
+        return SUFFICIENT
+    return INSUFFICIENT if iou > 0 else INCORRECT
+
+
+def class_summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """How many rows with an LC fall in each evidence class ("counts") and their shares (None when
+    no row has an LC); "count" is the number of rows with an LC."""
+    scored = [row for row in rows if row["LC"] is not None]
+    counts = {name: sum(row[EVIDENCE_CLASS_FIELDS[name]] for row in scored) for name in EVIDENCE_CLASSES}
     return {
+        "count": len(scored),
+        **{name: counts[name] / len(scored) if scored else None for name in EVIDENCE_CLASSES},
+        "counts": counts,
+    }
+
+
+def tau_sweep(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, float | None]]:
+    """TC and CLC for every tau of TAU_SWEEP, from each row's NL (None: no prediction, TC 0) and LC
+    (None: evidence not scored, CLC None), with the variant's other rules unchanged. The means are
+    taken as `group_summary` takes them, so that the variant's own tau gives its TC and CLC exactly."""
+    sweep: dict[str, dict[str, float | None]] = {}
+    for tau in TAU_SWEEP:
+        answer_scores = [
+            1.0 - row["NL"] if row["NL"] is not None and row["NL"] < tau else 0.0 for row in rows
+        ]
+        sweep[tau_key(tau)] = {
+            "TC": mean_or_none(answer_scores),
+            "CLC": mean_or_none(
+                answer_score if row["LC"] >= EVIDENCE_THRESHOLD else 0.0
+                for answer_score, row in zip(answer_scores, rows, strict=True)
+                if row["LC"] is not None
+            ),
+        }
+    return sweep
+
+
+def ocr_evidence(
+    answer: str, tokens: Sequence[Mapping[str, Any]], variant: str
+) -> tuple[list[Any], str] | None:
+    """The OCR token an answer-only prediction takes its evidence from, as (its quad, "exact" or
+    "nearest"); None when there is no token.
+
+    The first token whose text equals the answer after `normalize_answer`; else the first of the
+    tokens nearest to it by NL (on the normalised texts). The ground truth plays no part.
+    """
+    if not tokens:
+        return None
+    wanted = normalize_answer(answer, variant)
+    texts = [normalize_answer(token["text"], variant) for token in tokens]
+    for token, text in zip(tokens, texts, strict=True):
+        if text == wanted:
+            return token["quad"], "exact"
+    # Texts that differ have a non-empty longer one, so NL is defined; min keeps the first of ties.
+    nearest = min(range(len(tokens)), key=lambda index: normalized_levenshtein(texts[index], wanted))
+    return tokens[nearest]["quad"], "nearest"
+
+
+def parameters(variant: str, tau: float) -> dict[str, Any]:
+    official = rules(variant) == OFFICIAL
+    params = {
         "metric": METRIC,
         "metric_version": METRIC_VERSION,
         "variant": variant,
@@ -353,10 +486,20 @@ def parameters(variant: str, tau: float) -> dict[str, Any]:
         "evidence_rule": "CLC = TC if LC >= evidence_threshold else 0",
         "evidence_iou": (
             "integer coordinates, convex hulls, intersection / hull of all eight points"
-            if variant == OFFICIAL
+            if official
             else "polygon IoU (invalid quadrilaterals replaced by their convex hull)"
         ),
     }
+    if variant in OCR_VARIANTS:
+        params["ocr_evidence"] = (
+            "an answer-only prediction takes the quad of its question's OCR token equal to the answer "
+            "(normalised), else the nearest by NL"
+        )
+    return params
+
+
+def plural(count: int, one: str, many: str) -> str:
+    return f"{count} {one if count == 1 else many}"
 
 
 def score_records(
@@ -371,6 +514,7 @@ def score_records(
     threshold = DEFAULT_TAU[variant] if tau is None else float(tau)
     params = parameters(variant, threshold)
     by_id = {prediction["question_id"]: prediction for prediction in predictions}
+    attaches_ocr = variant in OCR_VARIANTS
 
     rows: list[dict[str, Any]] = []
     missing: list[Any] = []
@@ -378,6 +522,9 @@ def score_records(
     truth_quads: list[Sequence[Any]] = []
     predicted_quads: list[Sequence[Any]] = []
     scored_rows: list[dict[str, Any]] = []
+    without_evidence: list[dict[str, Any]] = []
+    ocr_counts = {"exact": 0, "nearest": 0, "no_text": 0, "unavailable": 0}
+    ocr_unavailable: list[Any] = []
     for truth in ground_truth:
         question_id = truth["question_id"]
         if question_id in seen:
@@ -388,29 +535,69 @@ def score_records(
             "question_id": question_id,
             "lang": language(truth["question"]),
             "answer_length": answer_length(truth["answer"]),
+            "answer_length_jieba": answer_length_jieba(truth["answer"]),
+            "NL": None,
             "TC": 0.0,
             "LC": 0.0,
             "CLC": 0.0,
+            "evidence_from": None,
             "missing": prediction is None,
         }
         rows.append(row)
         if prediction is None:
             missing.append(question_id)
             continue
-        row["TC"] = answer_score(
-            prediction["answer"],
-            truth["answer"],
-            variant=variant,
-            tau=threshold,
-            where=f"question {question_id}",
+        where = f"question {question_id}"
+        distance = normalized_levenshtein(
+            normalize_answer(prediction["answer"], variant),
+            normalize_answer(truth["answer"], variant),
+            where=where,
         )
+        row["NL"] = distance
+        row["TC"] = 1.0 - distance if distance < threshold else 0.0
+        evidence = prediction["evidence"]
+        if evidence is not None:
+            row["evidence_from"] = "prediction"
+        elif attaches_ocr:
+            tokens = truth.get(formats.OCR_TOKENS)
+            if tokens is None:
+                ocr_counts["unavailable"] += 1
+                ocr_unavailable.append(question_id)
+            else:
+                problem = formats.ocr_tokens_problem(tokens)
+                if problem is not None:
+                    raise ValueError(f"{where}: {formats.OCR_TOKENS}{problem[0]}: {problem[1]}")
+                found = ocr_evidence(prediction["answer"], tokens, variant)
+                if found is None:
+                    ocr_counts["no_text"] += 1
+                else:
+                    evidence, how = found
+                    ocr_counts[how] += 1
+                    row["evidence_from"] = "ocr"
+        if evidence is None:
+            without_evidence.append(row)
+            continue
         truth_quads.append(truth["evidence"])
-        predicted_quads.append(prediction["evidence"])
+        predicted_quads.append(evidence)
         scored_rows.append(row)
 
     for row, iou in zip(scored_rows, evidence_ious(truth_quads, predicted_quads, variant), strict=True):
         row["LC"] = float(iou)
         row["CLC"] = row["TC"] if iou >= EVIDENCE_THRESHOLD else 0.0
+
+    # Answer-only predictions: no evidence at all leaves LC and CLC uncomputed; some without it
+    # score 0 on both, as missing predictions do (see the module docstring).
+    answered = len(rows) - len(missing)
+    if answered and len(without_evidence) == answered:
+        evidence_state = EVIDENCE_NONE
+        for row in rows:
+            row["LC"] = row["CLC"] = None
+    else:
+        evidence_state = EVIDENCE_PARTIAL if without_evidence else EVIDENCE_ALL
+    for row in rows:
+        named = evidence_class(row["LC"]) if row["LC"] is not None else None
+        for name, field in EVIDENCE_CLASS_FIELDS.items():
+            row[field] = None if named is None else int(named == name)
 
     extra = [question_id for question_id in by_id if question_id not in seen]
     problems = []
@@ -424,6 +611,24 @@ def score_records(
             f"{len(extra)} prediction{'s are' if len(extra) != 1 else ' is'} for question ids not in the "
             f"ground truth and {'were' if len(extra) != 1 else 'was'} ignored: question_id {describe_ids(extra)}"
         )
+    if evidence_state == EVIDENCE_NONE:
+        problems.append(
+            "no prediction carries evidence: TC is scored, LC and CLC are not"
+            + ("" if attaches_ocr else " (the ocr variants take evidence from OCR tokens)")
+        )
+    elif evidence_state == EVIDENCE_PARTIAL:
+        ids = [row["question_id"] for row in without_evidence]
+        problems.append(
+            f"{plural(len(ids), 'prediction has', 'predictions have')} no evidence and "
+            f"score{'s' if len(ids) == 1 else ''} 0 on LC and CLC (TC is scored): question_id {describe_ids(ids)}"
+        )
+    if ocr_unavailable:
+        problems.append(
+            f"OCR is unavailable for {plural(len(ocr_unavailable), 'question', 'questions')} (no "
+            f"{formats.OCR_TOKENS} in the ground truth), so no evidence was attached to "
+            f"{'its answer' if len(ocr_unavailable) == 1 else 'their answers'}: "
+            f"question_id {describe_ids(ocr_unavailable)}"
+        )
     summary = {
         "parameters": params,
         "overall": group_summary(rows),
@@ -434,9 +639,22 @@ def score_records(
             name: group_summary([row for row in rows if row["answer_length"] == name])
             for name in ANSWER_LENGTHS
         },
+        "by_answer_length_jieba": {
+            name: group_summary([row for row in rows if row["answer_length_jieba"] == name])
+            for name in ANSWER_LENGTHS
+        },
+        "evidence": evidence_state,
+        "predictions_without_evidence": len(without_evidence),
+        "evidence_classes": {
+            "overall": class_summary(rows),
+            **{name: class_summary([row for row in rows if row["lang"] == name]) for name in LANGUAGES},
+        },
+        "by_tau": tau_sweep(rows),
         "missing_predictions": len(missing),
         "extra_predictions": len(extra),
     }
+    if attaches_ocr:
+        summary["ocr"] = {"attached": ocr_counts["exact"] + ocr_counts["nearest"], **ocr_counts}
     return Scored(items=rows, summary=summary, params=params, problems=problems)
 
 
@@ -455,9 +673,15 @@ def score(
     lists every bad record). `tau` overrides the variant's answer threshold.
 
     Items: one row per ground-truth question, in its order: question_id, lang, answer_length,
-    TC, LC, CLC and ``missing`` (no prediction: all three scores 0). Summary: "overall",
-    "by_language" (en, ch), "by_answer_length" (one word, more), each with count, TC, LC, CLC
-    and Delta_r, plus the parameters and the counts of missing and extra predictions.
+    answer_length_jieba, NL (None without a prediction), TC, LC, CLC (LC and CLC None when no
+    prediction has evidence), evidence_from ("prediction", "ocr" or None), the 0/1 fields
+    evidence_incorrect / evidence_insufficient / evidence_sufficient (None without LC) and
+    ``missing`` (no prediction: all three scores 0). Summary: "overall", "by_language" (en, ch),
+    "by_answer_length" and "by_answer_length_jieba" (one word, more), each with count, TC, LC,
+    CLC and Delta_r; "evidence" ("all", "partial", "none") and "predictions_without_evidence";
+    "evidence_classes" (overall, en, ch: count, the share of each class, "counts"); "by_tau"
+    ("0.00" .. "1.00": TC, CLC); "ocr" (OCR variants: attached, exact, nearest, no_text,
+    unavailable); the parameters and the counts of missing and extra predictions.
     """
     return score_records(ground_truth, predictions_as_records(predictions), variant=variant, tau=tau)
 

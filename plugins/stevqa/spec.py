@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ from benchmarks.spec import (
     Choice,
     Column,
     DemoData,
+    DiagnosticTable,
     ItemSection,
     ItemTable,
     Region,
@@ -30,8 +32,75 @@ def _(text: str) -> str:
     return text
 
 
+def has_value(field: str, value: str, row: dict[str, Any]) -> bool:
+    """Whether a per-unit row's `field` is `value` (an item filter, bound with functools.partial)."""
+    return row.get(field) == value
+
+
 def in_language(code: str):
-    return lambda row: row.get("lang") == code
+    return partial(has_value, "lang", code)
+
+
+#: What the metric (plugins.stevqa.metric) names things in its summary, repeated here so that reading
+#: the registry does not import it (numpy, shapely); a test checks that both agree.
+ONE_WORD, MORE = "one word", "more"
+EVIDENCE_CLASSES = ("incorrect", "insufficient", "sufficient")
+#: The keys of the summary's "by_tau": 0.00, 0.05, ..., 1.00.
+TAU_KEYS = tuple(f"{step * 0.05:.2f}" for step in range(21))
+LANGUAGE_GROUPS = ((ENGLISH, _("English")), (CHINESE, _("Chinese")))
+
+
+def tau_plot(metric: str, title: str) -> BreakdownPlot:
+    return BreakdownPlot(
+        title,
+        ("by_tau",),
+        metric,
+        tuple(Choice(key, key) for key in TAU_KEYS),
+        ylabel=metric,
+        kind="line",
+        xlabel="τ",
+    )
+
+
+def language_columns() -> tuple[Column, ...]:
+    """The paper's per-language layout: TC, LC, CLC and Δr for En and Ch (groups named as the
+    paper prints them, which also keeps them apart from the main table's English and Chinese)."""
+    columns: list[Column] = []
+    for code, group in ((ENGLISH, _("En")), (CHINESE, _("Ch"))):
+        columns += [
+            Column(group, name, "", ("by_language", code, name), name, in_language(code), proportion=False)
+            for name in ("TC", "LC", "CLC")
+        ]
+        columns.append(Column(group, "Δr", "", ("by_language", code, "Delta_r"), None, proportion=False))
+    return tuple(columns)
+
+
+def evidence_columns() -> tuple[Column, ...]:
+    labels = {"incorrect": _("incorrect"), "insufficient": _("insufficient"), "sufficient": _("sufficient")}
+    groups = (
+        *((code, group, in_language(code)) for code, group in LANGUAGE_GROUPS),
+        ("overall", _("All"), None),
+    )
+    return tuple(
+        Column(group, labels[name], "", ("evidence_classes", key, name), f"evidence_{name}", keep)
+        for key, group, keep in groups
+        for name in EVIDENCE_CLASSES
+    )
+
+
+def answer_length_columns() -> tuple[Column, ...]:
+    rules = (
+        ("by_answer_length_jieba", "answer_length_jieba", _("Short (jieba)"), _("Long (jieba)")),
+        ("by_answer_length", "answer_length", _("Short (word rule)"), _("Long (word rule)")),
+    )
+    return tuple(
+        Column(
+            group, name, "", (key, length, name), name, partial(has_value, field, length), proportion=False
+        )
+        for key, field, short, long in rules
+        for length, group in ((ONE_WORD, short), (MORE, long))
+        for name in ("TC", "CLC")
+    )
 
 
 def corners(evidence: Any) -> str:
@@ -49,11 +118,20 @@ class SteVqaSpec(BenchmarkSpec):
     unit_id_field = "question_id"
     unit_id_type = int
     settings = (Choice("", "–"), Choice("mono", _("monolingual")), Choice("bi", _("bilingual")))
-    variants = (Choice(OFFICIAL, _("official (released evaluator)")), Choice("paper", _("paper")))
+    variants = (
+        Choice(OFFICIAL, _("official (released evaluator)")),
+        Choice("paper", _("paper")),
+        Choice("ocr", _("official, evidence from OCR for answer-only predictions")),
+        Choice("paper-ocr", _("paper, evidence from OCR for answer-only predictions")),
+    )
     region_kind = "quadrilateral"
     trial = "plugins.stevqa.trial:SteVqaTrial"
     authoring = "plugins.stevqa.authoring:SteVqaAuthoring"
-    comparison_strata = (Choice("lang", _("language")), Choice("answer_length", _("answer length")))
+    comparison_strata = (
+        Choice("lang", _("language")),
+        Choice("answer_length", _("answer length")),
+        Choice("answer_length_jieba", _("answer length (jieba)")),
+    )
     baselines = (
         "plugins.stevqa.baselines:RandomTokenBaseline",
         "plugins.stevqa.baselines:RankerBaseline",
@@ -66,6 +144,43 @@ class SteVqaSpec(BenchmarkSpec):
             "CLC",
             (Choice(ENGLISH, _("English")), Choice(CHINESE, _("Chinese"))),
             ylabel="CLC",
+        ),
+        tau_plot("CLC", _("CLC as τ varies")),
+        tau_plot("TC", _("TC as τ varies")),
+    )
+    diagnostics = (
+        DiagnosticTable(
+            "languages",
+            _("TC, LC, CLC and Δr by language"),
+            language_columns(),
+            note=_(
+                "Per question language, as the paper prints them for monolingual and bilingual models: "
+                "a model's monolingual and bilingual runs are separate rows, their setting in the name."
+            ),
+            caption="STE-VQA: TC, LC, CLC and Δr on English (En) and Chinese (Ch) questions.",
+        ),
+        DiagnosticTable(
+            "evidence",
+            _("Evidence classes"),
+            evidence_columns(),
+            note=_(
+                "Share of questions whose evidence has IoU 0 with the truth (incorrect), between 0 and "
+                "0.5 (insufficient) or at least 0.5 (sufficient). A question without a prediction, or "
+                "without evidence while other predictions have some, counts as incorrect; answer-only "
+                "predictions show none."
+            ),
+            caption="STE-VQA: evidence classes by question language (share of questions).",
+        ),
+        DiagnosticTable(
+            "answer-length",
+            _("Short and long answers"),
+            answer_length_columns(),
+            note=_(
+                "Short answers are one word. jieba: the paper's rule, Chinese answers cut into words by "
+                "jieba, others by spaces. Word rule: by spaces, a Chinese word of more than two "
+                "characters counting as long."
+            ),
+            caption="STE-VQA: TC and CLC on short (one-word) and long answers, by two word rules.",
         ),
     )
 

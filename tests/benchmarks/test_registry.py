@@ -73,8 +73,9 @@ def test_setting_messages_say_what_to_choose():
         "CRIC has the one metric variant “official (released evaluator)” ('official'): choose it, not 'paper'"
     )
     assert stevqa.variant_problem("best") == (
-        "STE-VQA has the metric variants “official (released evaluator)” ('official') or “paper” ('paper'): "
-        "choose one of them, not 'best'"
+        "STE-VQA has the metric variants “official (released evaluator)” ('official'), “paper” ('paper'), "
+        "“official, evidence from OCR for answer-only predictions” ('ocr') or "
+        "“paper, evidence from OCR for answer-only predictions” ('paper-ocr'): choose one of them, not 'best'"
     )
 
 

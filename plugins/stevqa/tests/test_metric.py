@@ -526,7 +526,7 @@ def test_summary_groups_and_reasonable_score():
     assert summary["by_answer_length"]["one word"]["count"] == 2  # stop, 软件
     assert summary["by_answer_length"]["more"]["count"] == 2
     parameters = summary["parameters"]
-    assert (parameters["variant"], parameters["tau"], parameters["metric_version"]) == ("official", 0.5, "1")
+    assert (parameters["variant"], parameters["tau"], parameters["metric_version"]) == ("official", 0.5, "2")
 
 
 def test_reasonable_score_is_none_without_answer_score():
