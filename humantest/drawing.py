@@ -178,8 +178,9 @@ def candidate_units(plan: TestPlan, rng: random.Random) -> list[tuple[dict[str, 
     return [(row, rng.randrange(trial.parts(row)) if trial.parts(row) > 1 else 0) for row in chosen]
 
 
-def draw_units(plan: TestPlan, tester) -> list[tuple[int, int, dict[str, Any]]]:
-    """The tester's test items in order: (item pk, part, context), reproducible for plan and tester."""
+def draw_units(plan: TestPlan, tester, *, turn: int = 0) -> list[tuple[int, int, dict[str, Any]]]:
+    """The tester's test items in order: (item pk, part, context), reproducible for plan, tester
+    and `turn` (how many testers started the plan before: what a rotation across testers reads)."""
     trial = trial_for(plan.dataset.benchmark)
     rng = tester_rng(plan, tester)
     balance = trial.balance_fields.get(plan.balance_by)
@@ -204,7 +205,9 @@ def draw_units(plan: TestPlan, tester) -> list[tuple[int, int, dict[str, Any]]]:
             units = rng.sample(candidates, min(plan.items_per_tester, len(candidates)))
     if not units:
         raise PlanProblem(f"{plan.dataset} has no items this plan can show")
-    contexts = trial.contexts(plan.setting, len(units), plan.balance_by, rng)
+    contexts = trial.contexts(
+        plan.setting, len(units), plan.balance_by, rng, items=[row["pk"] for row, _ in units], turn=turn
+    )
     return [(row["pk"], part, context) for (row, part), context in zip(units, contexts, strict=True)]
 
 

@@ -20,7 +20,9 @@ def start_session(plan: TestPlan, tester) -> TestSession:
     existing = TestSession.objects.filter(plan=plan, tester=tester).first()
     if existing:
         return existing
-    units = draw_units(plan, tester)
+    # The tester's turn: how many started before (a rotation across testers reads it; two testers
+    # starting at the same instant may share a turn, which a rotation only makes less even).
+    units = draw_units(plan, tester, turn=TestSession.objects.filter(plan=plan).count())
     catches = catch_units(plan, tester, units)
     try:
         return create_session(plan, tester, units, catches)

@@ -164,8 +164,20 @@ class BenchmarkTrial:
     def balance_value(self, row: dict[str, Any], field: str, part: int) -> Any:
         raise KeyError(field)
 
-    def contexts(self, setting: str, count: int, balance_by: str, rng: random.Random) -> list[dict[str, Any]]:
-        """What the plan chooses per trial besides the item (a camera, say); one dict per trial."""
+    def contexts(
+        self,
+        setting: str,
+        count: int,
+        balance_by: str,
+        rng: random.Random,
+        *,
+        items: Sequence[int] = (),
+        turn: int = 0,
+    ) -> list[dict[str, Any]]:
+        """What the plan chooses per trial besides the item (a camera, say); one dict per trial.
+        `items`: the trials' item ids, in order, where known; `turn`: how many testers started the
+        plan before this one (so that a choice can rotate across testers: each item under every
+        camera in turn)."""
         return [{} for _ in range(count)]
 
     # --- a trial --------------------------------------------------------------------------------

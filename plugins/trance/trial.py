@@ -30,6 +30,9 @@ from plugins.trance.formats import (
     VIEW,
 )
 
+#: The View balance that shows each item under all three final cameras, one per tester in turn.
+CAMERA_ROTATION = "camera_rotation"
+
 CAMERA_NAMES = {"Camera_Left": "left", "Camera_Center": "centre", "Camera_Right": "right"}
 #: The attributes as the result panel names them (the keys are the benchmark's field names).
 ATTRIBUTE_NAMES = {
@@ -89,6 +92,11 @@ class TranceTrial(BenchmarkTrial):
     balance_fields = {
         "length": BalanceField(gettext_lazy("Number of transformations")),
         "camera": BalanceField(gettext_lazy("Final camera (View)"), of_items=False, setting=VIEW),
+        CAMERA_ROTATION: BalanceField(
+            gettext_lazy("Each item under all three final cameras, in turn across testers (View)"),
+            of_items=False,
+            setting=VIEW,
+        ),
     }
     headline = ("AD", "dist")  # accuracy is shown anyway; the mean distance adds to it
 
@@ -104,9 +112,23 @@ class TranceTrial(BenchmarkTrial):
             return row["length"]
         raise KeyError(field)
 
-    def contexts(self, setting: str, count: int, balance_by: str, rng: random.Random) -> list[dict[str, Any]]:
+    def contexts(
+        self,
+        setting: str,
+        count: int,
+        balance_by: str,
+        rng: random.Random,
+        *,
+        items: Sequence[int] = (),
+        turn: int = 0,
+    ) -> list[dict[str, Any]]:
         if setting != VIEW:
             return [{"camera": CENTER_CAMERA} for _ in range(count)]
+        if balance_by == CAMERA_ROTATION and len(items) == count:
+            # Item i goes to the tester of turn t under camera (i + t) mod 3: any three testers in a
+            # row who get the same item see it from the left, the centre and the right, which the
+            # released View protocol scores (every sample under every final camera).
+            return [{"camera": FINAL_CAMERAS[(item + turn) % len(FINAL_CAMERAS)]} for item in items]
         if balance_by == "camera":
             cameras = [FINAL_CAMERAS[index % len(FINAL_CAMERAS)] for index in range(count)]
             rng.shuffle(cameras)

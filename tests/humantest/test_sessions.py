@@ -562,3 +562,37 @@ def test_a_view_plan_reports_the_testers_seconds_per_final_camera(trance_dataset
     assert {camera: (cell.value, cell.n) for camera, cell in seconds.items()} == {
         camera: (pytest.approx(value), 2) for camera, value in took.items()
     }
+
+
+def test_a_rotated_view_plan_shows_each_item_under_all_three_cameras_across_testers(trance_dataset):
+    """Balanced by rotation, three testers in turn see every item of a fixed list from the left,
+    the centre and the right, and the Human row is scored as the released View protocol scores
+    a sample: once per final camera."""
+    testers = [make_user(f"tester{number}", "tester") for number in range(3)]
+    items = ["1", "2", "3", "4"]
+    plan = make_plan(
+        trance_dataset,
+        *testers,
+        setting="view",
+        draw="fixed",
+        fixed_items=items,
+        balance_by="camera_rotation",
+    )
+    for tester in testers:
+        answer_all(plan, tester)
+    shown = Counter(
+        (trial.item.external_id, trial.context["camera"])
+        for trial in Trial.objects.filter(session__plan=plan, phase=Trial.Phase.TEST).select_related("item")
+    )
+    assert shown == {
+        (item, camera): 1 for item in items for camera in ("Camera_Left", "Camera_Center", "Camera_Right")
+    }
+    from humantest.scoring import rescore_plan
+
+    summary = rescore_plan(plan).summary
+    assert summary["n"] == 12 and summary["Acc"] == 1.0
+    assert {camera: group["n"] for camera, group in summary["by_camera"].items()} == {
+        "Camera_Left": 4,
+        "Camera_Center": 4,
+        "Camera_Right": 4,
+    }
