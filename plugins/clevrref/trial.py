@@ -35,6 +35,13 @@ class ClevrRefTrial(BenchmarkTrial):
             return len(metric.referred_objects(row)) == 1
         raise KeyError(field)
 
+    @staticmethod
+    def nothing_allowed(unit: TrialUnit) -> bool:
+        """Whether testers may answer that nothing fits: on a dataset generated with false-premise
+        expressions (its file says so: `false_premise_share`), whichever item this is, so that
+        the choice tells nothing about the item."""
+        return bool(unit.item.dataset.meta.get("false_premise_share"))
+
     def view(self, unit: TrialUnit) -> dict[str, Any]:
         from plugins.clevrref.metric import DEFAULT_HEIGHT, DEFAULT_WIDTH
 
@@ -42,6 +49,7 @@ class ClevrRefTrial(BenchmarkTrial):
         boxes = scene.get("obj_bbox", {})
         return {
             "refexp": unit.item.payload.get("refexp", ""),
+            "nothing_allowed": self.nothing_allowed(unit),
             "image": unit.item.dataset.media_url(unit.item.scene.image),
             "width": DEFAULT_WIDTH,
             "height": DEFAULT_HEIGHT,
@@ -54,6 +62,10 @@ class ClevrRefTrial(BenchmarkTrial):
 
     def read_answer(self, unit: TrialUnit, raw: Any) -> Any:
         chosen = raw.get("objects") if isinstance(raw, dict) else None
+        if isinstance(chosen, list) and not chosen and raw.get("nothing") is True:
+            if not self.nothing_allowed(unit):
+                raise AnswerRefused("nothing", _("this test has no expression that refers to nothing"))
+            return {"objects": []}
         if not isinstance(chosen, list) or not chosen:
             raise AnswerRefused("objects", _("click at least one object"))
         count = len(unit.item.scene.data.get("objects", []))
@@ -72,6 +84,9 @@ class ClevrRefTrial(BenchmarkTrial):
 
         scene = unit.item.scene.data
         mask = np.zeros((DEFAULT_HEIGHT, DEFAULT_WIDTH), dtype=bool)
+        if not answer["objects"]:
+            # "Nothing fits": no box (one without area, as the metric reads it) and an empty mask.
+            return {"box": [0, 0, 0, 0], "mask": encode_mask(mask)}
         for index in answer["objects"]:
             mask |= decode_mask(scene["obj_mask"][str(index + 1)], DEFAULT_WIDTH, DEFAULT_HEIGHT)
         boxes = [scene["obj_bbox"][str(index + 1)] for index in answer["objects"]]
@@ -96,5 +111,7 @@ class ClevrRefTrial(BenchmarkTrial):
         return {"objects": objects, "boxes": [{"id": i, "box": boxes.get(str(i + 1))} for i in objects]}
 
     def correct(self, row: dict[str, Any]) -> bool | None:
+        if row.get("false_premise"):
+            return row.get("false_premise_correct")
         iou = row.get("mask_iou")
         return None if iou is None else iou >= 0.999

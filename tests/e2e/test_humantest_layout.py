@@ -240,6 +240,7 @@ def test_the_plan_form_offers_the_chosen_datasets_benchmark_only(page, screensho
         "No balancing",
         "Number of transformations",
         "Final camera (View)",
+        "Each item under all three final cameras, in turn across testers (View)",
     ]
     page.select_option("#id_balance_by", "camera")
     keep(screenshot, "humantest-plan-form-trance")

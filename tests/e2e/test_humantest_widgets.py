@@ -346,6 +346,7 @@ def test_clevrref_trial_chooses_every_referred_object(page, screenshot, tmp_path
     click_box(page, candidates, toggled)
     expect(page.locator("#count")).to_have_text(objects_chosen(len(right)))
 
+    expect(page.locator("#nothing")).to_be_hidden()  # no expression of this data refers to nothing
     shots = submit_right_answer(page, screenshot, trial, "clevrref")
     assert trial.answer == {"objects": sorted(right)}
     assert trial.result["mask_iou"] == pytest.approx(1.0)
@@ -354,6 +355,62 @@ def test_clevrref_trial_chooses_every_referred_object(page, screenshot, tmp_path
     expect(compare).to_contain_text("Mask IoU1.000")
     expect(page.locator("#comparison rect.truth")).to_have_count(len(right))
     publish(shots)
+
+
+def test_clevrref_nothing_fits_on_data_with_false_premises(page, screenshot, tmp_path):
+    """Generated with false premises, the data lets testers answer that nothing fits: offered,
+    kept by a reload, cleared by a click on a box, and right on an expression that refers to no
+    object."""
+    from plugins.clevrref.expressions import generate
+
+    files = generate(tmp_path / "fp", images=1, seed=3, expressions_per_image=8, false_premise_share=0.5)
+    dataset = import_dataset(
+        benchmark="clevrref",
+        data=files.refexps_file.read_bytes(),
+        name="false premises",
+        split="val",
+        images_dir=files.images_dir,
+        scenes_data=files.scenes_file.read_bytes(),
+        scenes_source=files.scenes_file.name,
+    )
+    empty = next(
+        item.external_id
+        for item in dataset.items.order_by("position")
+        if not item.ground_truth["program"][-1]["_output"]
+    )
+    tester = make_user("tess", "tester")
+    plan = TestPlan.objects.create(
+        name="Nothing fits",
+        dataset=dataset,
+        setting="",
+        draw="fixed",
+        fixed_items=[empty],
+        seed=1,
+        time_limit_s=600,
+    )
+    plan.testers.add(tester)
+    trial = open_trial(page, plan, tester)
+    candidates = trial_for("clevrref").view(unit_for(trial))["candidates"]
+
+    expect(page.locator("#nothing")).to_be_visible()
+    expect(page.locator("#nothing-hint")).to_be_visible()
+    expect_refused(page, trial, "or choose “Nothing fits”")
+    page.click("#nothing")
+    expect(page.locator("#count")).to_have_text("Nothing fits")
+    expect(page.locator("#nothing")).to_have_attribute("aria-pressed", "true")
+    # A click on a box takes "nothing" back; choosing nothing again unchooses the box.
+    click_box(page, candidates, candidates[0]["id"])
+    expect(page.locator("#nothing")).to_have_attribute("aria-pressed", "false")
+    expect(page.locator("#count")).to_have_text("1 object chosen")
+    page.click("#nothing")
+    expect(page.locator("#boxes rect.chosen")).to_have_count(0)
+    reload_trial(page)
+    expect(page.locator("#count")).to_have_text("Nothing fits")
+    page.click("#nothing")  # off and on again, as a tester who hesitates
+    expect(page.locator("#count")).to_have_text("0 objects chosen")
+    page.click("#nothing")
+    submit_right_answer(page, screenshot, trial, "clevrref-nothing")
+    assert trial.answer["objects"] == [] and trial.result["false_premise_correct"] is True
 
 
 def test_stevqa_trial_answer_and_evidence_corners(page, screenshot, tmp_path):

@@ -20,29 +20,44 @@ export function mount(form, view, hooks) {
   showImage(form.querySelector("#image"), layer, view.image, size);
 
   const chosen = new Set();
+  // "Nothing fits": only on a test whose expressions may refer to no object (false premises).
+  const nothingButton = form.querySelector("#nothing");
+  nothingButton.hidden = !view.nothing_allowed;
+  form.querySelector("#nothing-hint").hidden = !view.nothing_allowed;
+  let nothing = false;
 
   function refresh() {
     picker.mark((id) => chosen.has(id));
-    counter.textContent = chosenText(chosen.size);
+    nothingButton.setAttribute("aria-pressed", String(nothing));
+    counter.textContent = nothing ? gettext("Nothing fits") : chosenText(chosen.size);
   }
 
   function toggle(id) {
     if (chosen.has(id)) chosen.delete(id);
     else chosen.add(id);
+    nothing = false;
     refresh();
     hooks.touched();
   }
 
+  nothingButton.addEventListener("click", () => {
+    nothing = !nothing;
+    if (nothing) chosen.clear();
+    refresh();
+    hooks.touched();
+  });
+
   const picker = boxPicker(layer, view.candidates, { label, number, size, toggle });
   form.querySelector("#clear").addEventListener("click", () => {
     chosen.clear();
+    nothing = false;
     refresh();
     hooks.touched();
   });
 
   // The chosen objects, as a reload must give them back.
   function draft() {
-    return { objects: [...chosen] };
+    return nothing ? { objects: [], nothing: true } : { objects: [...chosen] };
   }
 
   // Ids that are not candidates of this image (or not numbers) are left out.
@@ -50,6 +65,7 @@ export function mount(form, view, hooks) {
     if (!saved || !Array.isArray(saved.objects)) return;
     chosen.clear();
     for (const id of saved.objects) if (picker.rects.has(id)) chosen.add(id);
+    nothing = Boolean(view.nothing_allowed && saved.nothing === true && !chosen.size);
     refresh();
   }
 
@@ -57,7 +73,13 @@ export function mount(form, view, hooks) {
     draft,
     restore,
     answer() {
-      if (!chosen.size) throw new Error(gettext("Click at least one object the expression refers to."));
+      if (nothing) return { objects: [], nothing: true };
+      if (!chosen.size)
+        throw new Error(
+          view.nothing_allowed
+            ? gettext("Click at least one object the expression refers to, or choose “Nothing fits”.")
+            : gettext("Click at least one object the expression refers to."),
+        );
       return { objects: [...chosen].sort((a, b) => a - b) };
     },
     showResult(result, target) {
