@@ -45,25 +45,33 @@ LEGEND_COLUMNS = 3
 LEGEND_ROW_INCHES = 0.22
 
 
-def grouped_bars(
-    title: str, groups: Sequence[str], series: dict[str, list[float | None]], ylabel: str
+def breakdown_figure(
+    title: str,
+    groups: Sequence[str],
+    series: dict[str, list[float | None]],
+    ylabel: str,
+    xlabel: str,
+    draw_series: Callable[[Any, dict[str, list[float | None]]], None],
 ) -> str:
+    """A breakdown plot as SVG: `draw_series(axes, series)` draws the data; the axes (groups in
+    order, a 0 to 1 scale), the title and the legend are laid out the same for every kind."""
     matplotlib_for_pages()
     from matplotlib import pyplot
 
-    # The legend goes under the axes, never over a bar: a row of up to LEGEND_COLUMNS names per
+    # The legend goes under the axes, never over the data: a row of up to LEGEND_COLUMNS names per
     # line, the figure taller by a line for each row.
     columns = max(min(len(series), LEGEND_COLUMNS), 1)
     legend_rows = -(-len(series) // columns)
     figure, axes = pyplot.subplots(
         figsize=(6.4, 3.2 + LEGEND_ROW_INCHES * legend_rows), dpi=100, layout="constrained"
     )
-    width = 0.8 / max(len(series), 1)
-    for offset, (label, values) in enumerate(series.items()):
-        positions = [index + offset * width - 0.4 + width / 2 for index in range(len(groups))]
-        axes.bar(positions, [value if value is not None else 0 for value in values], width, label=label)
-    axes.set_xticks(range(len(groups)), groups)
+    draw_series(axes, series)
+    # A tick per group where they fit, else every few, so that labels never overlap.
+    step = max(1, -(-len(groups) // 11))
+    axes.set_xticks(list(range(len(groups)))[::step], list(groups)[::step])
     axes.set_ylabel(ylabel)
+    if xlabel:
+        axes.set_xlabel(xlabel)
     axes.set_ylim(0, 1)
     axes.set_title(title)
     if series:
@@ -74,6 +82,20 @@ def grouped_bars(
     pyplot.close(figure)
     svg = output.getvalue()
     return svg[svg.index("<svg") :]
+
+
+def grouped_bars(
+    title: str, groups: Sequence[str], series: dict[str, list[float | None]], ylabel: str, xlabel: str = ""
+) -> str:
+    """A bar per group and submission; a missing value is drawn as no bar."""
+
+    def bars(axes, series: dict[str, list[float | None]]) -> None:
+        width = 0.8 / max(len(series), 1)
+        for offset, (label, values) in enumerate(series.items()):
+            positions = [index + offset * width - 0.4 + width / 2 for index in range(len(groups))]
+            axes.bar(positions, [value if value is not None else 0 for value in values], width, label=label)
+
+    return breakdown_figure(title, groups, series, ylabel, xlabel, bars)
 
 
 def curves(
@@ -81,39 +103,18 @@ def curves(
 ) -> str:
     """One line per submission over the groups in their order (a threshold swept, say); a group
     without a value breaks the line there rather than being drawn as zero."""
-    matplotlib_for_pages()
-    from matplotlib import pyplot
 
-    columns = max(min(len(series), LEGEND_COLUMNS), 1)
-    legend_rows = -(-len(series) // columns)
-    figure, axes = pyplot.subplots(
-        figsize=(6.4, 3.2 + LEGEND_ROW_INCHES * legend_rows), dpi=100, layout="constrained"
-    )
-    positions = range(len(groups))
-    for label, values in series.items():
-        axes.plot(
-            positions,
-            [value if value is not None else float("nan") for value in values],
-            marker=".",
-            label=label,
-        )
-    # A tick per group where they fit, else every few, so that labels never overlap.
-    step = max(1, -(-len(groups) // 11))
-    axes.set_xticks(list(positions)[::step], list(groups)[::step])
-    axes.set_ylabel(ylabel)
-    if xlabel:
-        axes.set_xlabel(xlabel)
-    axes.set_ylim(0, 1)
-    axes.set_title(title)
-    axes.grid(axis="y", alpha=0.3)
-    if series:
-        figure.legend(loc="outside lower center", ncols=columns, fontsize=8, frameon=False)
-    axes.spines[["top", "right"]].set_visible(False)
-    output = io.StringIO()
-    figure.savefig(output, format="svg")
-    pyplot.close(figure)
-    svg = output.getvalue()
-    return svg[svg.index("<svg") :]
+    def lines(axes, series: dict[str, list[float | None]]) -> None:
+        for label, values in series.items():
+            axes.plot(
+                range(len(groups)),
+                [value if value is not None else float("nan") for value in values],
+                marker=".",
+                label=label,
+            )
+        axes.grid(axis="y", alpha=0.3)
+
+    return breakdown_figure(title, groups, series, ylabel, xlabel, lines)
 
 
 def group_summaries(submission: Summarised, path: Sequence[str]) -> Mapping[str, Any]:
@@ -156,11 +157,9 @@ def draw(
     if not series:
         return None
     ylabel = translate(plot.ylabel) if plot.ylabel else plot.metric
-    if plot.kind == "line":
-        return curves(
-            translate(plot.title), labels, series, ylabel, translate(plot.xlabel) if plot.xlabel else ""
-        )
-    return grouped_bars(translate(plot.title), labels, series, ylabel)
+    xlabel = translate(plot.xlabel) if plot.xlabel else ""
+    draw_kind = curves if plot.kind == "line" else grouped_bars
+    return draw_kind(translate(plot.title), labels, series, ylabel, xlabel)
 
 
 def report_plots(
