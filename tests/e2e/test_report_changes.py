@@ -87,11 +87,13 @@ def test_report_form_rename_delete_and_item_navigation(page, screenshot, tmp_pat
     page.click("a[aria-label='Report on TRANCE · demo']")
     expect(page.locator("h1")).to_contain_text("TRANCE · demo")
 
-    # The form offers TRANCE's settings only, the first chosen, and no metric variant to choose.
+    # The form offers TRANCE's settings only, the first chosen, and its two metric variants (View
+    # under every camera as the released evaluator, or one camera per answer), official first.
     options = page.locator("#id_setting option")
     expect(options).to_have_text(["Basic", "Event", "View"])
     expect(page.locator("#id_setting")).to_have_value("basic")
-    expect(page.locator("#id_variant")).to_be_hidden()
+    expect(page.locator("#id_variant option")).to_have_count(2)
+    expect(page.locator("#id_variant")).to_have_value("official")
     page.fill("#id_name", "Oracle")
     page.select_option("#id_setting", "event")
     page.set_input_files("#id_file", str(upload))
