@@ -114,6 +114,9 @@ class Column:
     lower_is_better: bool = False
     upper_bound: float | None = 1.0
     optional: bool = False
+    #: The value counts units (how many samples are order-sensitive): shown as a whole number,
+    #: with no interval.
+    count: bool = False
 
 
 @dataclass(frozen=True)
@@ -218,10 +221,12 @@ class DemoData:
 
 @dataclass(frozen=True)
 class DemoPlan:
-    """The demo test plan's choices on the demo dataset."""
+    """The demo test plan's choices on the demo dataset, and the settings the demo's model runs
+    are made in (`model_settings`; none given: the plan's setting alone)."""
 
     setting: str = ""
     balance_by: str = ""
+    model_settings: tuple[str, ...] = ()
 
 
 def one_of(values) -> str:

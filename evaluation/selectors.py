@@ -492,7 +492,17 @@ def cell_keys(spec, submissions: list[Submission]) -> dict[int, str]:
         members.setdefault(pool, []).append((pk, str(scored_at)))
     columns = hashlib_of(
         [
-            (c.group, c.label, c.setting, c.summary_path, c.item_key, c.proportion, c.upper_bound, c.optional)
+            (
+                c.group,
+                c.label,
+                c.setting,
+                c.summary_path,
+                c.item_key,
+                c.proportion,
+                c.upper_bound,
+                c.optional,
+                c.count,
+            )
             for c in spec.all_columns()
         ]
     )

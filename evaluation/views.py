@@ -231,8 +231,13 @@ def formatted_rows(table) -> list[tuple[Any, list[tuple[Any, str, str, str]]]]:
         (
             row,
             [
-                (cell, format_value(cell.value), format_value(cell.low), format_value(cell.high))
-                for cell in row.cells
+                (
+                    cell,
+                    format_value(cell.value, whole=column.count),
+                    format_value(cell.low),
+                    format_value(cell.high),
+                )
+                for column, cell in zip(table.columns, row.cells, strict=True)
             ],
         )
         for row in table.rows

@@ -15,10 +15,21 @@ from inference.services import RunRefused, execute_run, start_run
 
 
 def create_demo_runs(spec, dataset) -> list[str]:
-    """Run each of the benchmark's baselines on `dataset` unless a finished run of it is there."""
+    """Run each of the benchmark's baselines on `dataset`, in each of the demo's model settings,
+    unless a finished run of it is there."""
     made = []
-    setting = spec.demo_plan.setting or spec.settings[0].value
     researcher = get_user_model().objects.filter(username="researcher").first()
+    for setting in spec.demo_plan.model_settings or (plan_setting_of(spec),):
+        made += demo_runs_in(spec, dataset, setting, researcher)
+    return made
+
+
+def plan_setting_of(spec) -> str:
+    return spec.demo_plan.setting or spec.settings[0].value
+
+
+def demo_runs_in(spec, dataset, setting: str, researcher) -> list[str]:
+    made = []
     for baseline in baselines_of(spec):
         if baseline.setting_problem(setting):
             continue
@@ -34,6 +45,7 @@ def create_demo_runs(spec, dataset) -> list[str]:
         except RunRefused:
             continue  # a dataset imported without images, say: the baselines that need them sit out
         run = execute_run(run)
-        summary = f"{baseline.title} on {spec.title} ({run.status}"
+        label = f" {spec.setting_label(setting)}" if setting != plan_setting_of(spec) else ""
+        summary = f"{baseline.title} on {spec.title}{label} ({run.status}"
         made.append(summary + (f": {run.error})" if run.error else ")"))
     return made

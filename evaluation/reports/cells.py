@@ -74,6 +74,8 @@ def cell_for(column: Column, submission: ScoredSubmission, *, from_rows: bool = 
         value = summary_value(submission.summary, column.summary_path)
     if value is None:
         return Cell(None)
+    if column.count:
+        return Cell(float(value))
     if column.item_key is None:
         return Cell(float(value), n=count_for(column, submission))
     n = len(values)

@@ -12,9 +12,12 @@ from typing import Any
 from evaluation.reports.tables import Table
 
 
-def format_value(value: float | None) -> str:
+def format_value(value: float | None, *, whole: bool = False) -> str:
+    """A value as tables print it: four decimals below 10, two above; `whole`: a count."""
     if value is None:
         return "–"
+    if whole:
+        return str(round(value))
     return f"{value:.4f}" if abs(value) < 10 else f"{value:.2f}"
 
 
@@ -106,7 +109,7 @@ def table_latex(table: Table) -> str:
             lines.append(r"\midrule")
         cells = []
         for index, cell in enumerate(row.cells):
-            text = format_value(cell.value)
+            text = format_value(cell.value, whole=table.columns[index].count)
             if cell.value is not None and best.get(index) == cell.value and len(table.rows) > 1:
                 text = rf"\textbf{{{text}}}"
             cells.append(text)

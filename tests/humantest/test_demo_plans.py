@@ -31,3 +31,36 @@ def test_the_demo_tester_gets_a_test_per_demo_dataset_once(trance_dataset):
     # running load_demo again adds nothing
     assert create_demo_plan(registry.get("trance"), trance_dataset) is None
     assert TestPlan.objects.count() == 1
+
+
+def test_the_demo_models_answer_trance_in_event_and_view_so_the_view_tables_show(trance_dataset, monkeypatch):
+    """TRANCE's demo runs its baselines in Event and in View, so the demo report has View's columns
+    and its per-camera table; a second load adds nothing."""
+    from evaluation.selectors import diagnostic_tables, report_table
+    from inference import demo
+
+    sync_roles()
+    create_demo_users()
+    spec = registry.get("trance")
+    # The learned model is left out here (its own tests run it); the others answer every sample.
+    monkeypatch.setattr(
+        demo, "baselines_of", lambda spec: [b for b in registry_baselines(spec) if b.name != "trancenet"]
+    )
+    made = demo.create_demo_runs(spec, trance_dataset)
+    assert len(made) == 4 and sum(" View (" in line for line in made) == 2, made
+    table = report_table(trance_dataset)
+    symbolic = next(row for row in table.rows if row.label == "Symbolic solver")
+    view_acc = next(
+        cell
+        for column, cell in zip(table.columns, symbolic.cells, strict=True)
+        if (column.setting, column.label) == ("view", "Acc")
+    )
+    assert view_acc.value == 1.0 and view_acc.n == 3 * trance_dataset.item_count
+    assert "by-camera" in {t.diagnostic.key for t in diagnostic_tables(trance_dataset)}
+    assert demo.create_demo_runs(spec, trance_dataset) == []
+
+
+def registry_baselines(spec):
+    from inference.baselines import baselines_of
+
+    return baselines_of(spec)

@@ -11,6 +11,7 @@ import orjson
 import pytest
 
 from evaluation.reports.cells import ScoredSubmission, cell_for, column_key, per_item_values, summary_value
+from evaluation.reports.exports import format_value
 from plugins.trance import metric
 from plugins.trance.formats import EVENT, VIEW
 from plugins.trance.generator import generate
@@ -104,8 +105,11 @@ def test_the_order_columns_count_the_order_sensitive_units(scored):
     assert sensitive, "the generated samples hold order-sensitive ones"
     n_column = next(column for column in SPEC.diagnostic("order").columns if column.setting == VIEW)
     cell = cell_for(n_column, view)
-    # Three units per order-sensitive sample in View (one per final camera).
-    assert cell.value == cell.n == len(sensitive) == 3 * scored[EVENT].summary["order_sensitive"]["n"]
+    # Three units per order-sensitive sample in View (one per final camera); a count, shown whole
+    # and without an interval.
+    assert cell.value == len(sensitive) == 3 * scored[EVENT].summary["order_sensitive"]["n"]
+    assert n_column.count and cell.low is None and cell.n == 0
+    assert format_value(cell.value, whole=True) == str(len(sensitive))
 
 
 def test_each_camera_column_reads_only_that_cameras_units(scored):
