@@ -96,6 +96,11 @@ def order_columns(setting: str, group: str) -> tuple[Column, ...]:
     )
 
 
+LENGTH_NOTE = _(
+    "LAcc and Acc over the samples with 1, 2, 3 and 4 true steps: LAcc(2) is LAcc over the samples of two steps."
+)
+
+
 def length_columns(setting: str, group: str) -> tuple[Column, ...]:
     """LAcc then Acc for each transformation length, over the units of that length."""
     return tuple(
@@ -227,13 +232,17 @@ class TranceSpec(BenchmarkSpec):
         ),
         DiagnosticTable(
             "by-length",
-            _("By transformation length"),
-            length_columns(EVENT, _("Event")) + length_columns(VIEW, _("View")),
-            note=_(
-                "LAcc and Acc over the samples with 1, 2, 3 and 4 true steps: LAcc(2) is LAcc over the "
-                "samples of two steps."
-            ),
-            caption="LAcc and Acc by transformation length (number of true steps).",
+            _("Event by transformation length"),
+            length_columns(EVENT, _("Event")),
+            note=LENGTH_NOTE,
+            caption="Event: LAcc and Acc by transformation length (number of true steps).",
+        ),
+        DiagnosticTable(
+            "by-length-view",
+            _("View by transformation length"),
+            length_columns(VIEW, _("View")),
+            note=LENGTH_NOTE,
+            caption="View: LAcc and Acc by transformation length (number of true steps), every camera's units.",
         ),
         DiagnosticTable(
             "by-camera",

@@ -56,8 +56,8 @@ def diagnostic_columns():
     return [(table.key, column) for table in SPEC.diagnostics for column in table.columns]
 
 
-def test_the_tables_are_the_papers_three():
-    assert [table.key for table in SPEC.diagnostics] == ["order", "by-length", "by-camera"]
+def test_the_tables_are_the_papers_order_length_and_camera_tables():
+    assert [table.key for table in SPEC.diagnostics] == ["order", "by-length", "by-length-view", "by-camera"]
     order = SPEC.diagnostic("order")
     assert [(column.setting, column.label) for column in order.columns][:5] == [
         (EVENT, "n"),
@@ -68,7 +68,10 @@ def test_the_tables_are_the_papers_three():
     ]
     assert {column.setting for column in order.columns} == {EVENT, VIEW}
     assert {column.setting for column in SPEC.diagnostic("by-camera").columns} == {VIEW}
-    assert len(SPEC.diagnostic("by-length").columns) == 2 * 2 * 4
+    # LAcc and Acc for each of the four lengths, Event's and View's in two tables (each fits a page).
+    for key, setting in (("by-length", EVENT), ("by-length-view", VIEW)):
+        columns = SPEC.diagnostic(key).columns
+        assert len(columns) == 2 * 4 and {column.setting for column in columns} == {setting}
 
 
 def test_every_column_is_one_of_a_kind_and_its_filter_is_a_plain_function():
