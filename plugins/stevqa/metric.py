@@ -94,10 +94,11 @@ standard EvalAI answer normalisation).
 
 from __future__ import annotations
 
+import itertools
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from functools import lru_cache
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 import shapely
@@ -105,10 +106,15 @@ import zhconv
 from rapidfuzz.distance import Levenshtein
 
 from benchmarks.records import (
+    FormatError,
     RecordChecker,
+    RecordErrors,
     check_unique,
     indexed,
+    iter_converted,
     load_json_list,
+    paused_gc,
+    stream_json_list,
 )
 from evaluation.metrics.scored import Scored, describe_ids, mean_or_none, ratio_or_none
 from plugins.stevqa import formats
@@ -150,6 +156,10 @@ ANSWER_LENGTHS = (ONE_WORD, MORE)
 CHINESE_WORD_CHARACTERS = 2
 
 QUAD_VERTICES = 4
+#: LC is computed this many questions at a time (vectorised), so that the evidence of a ground
+#: truth read from a file is let go of as it is scored. Each pair's IoU is computed on its own:
+#: the numbers do not depend on it (a test makes it small).
+EVIDENCE_BATCH = 4096
 
 
 def check_variant(variant: str) -> None:
@@ -359,21 +369,28 @@ def prediction_from_record(raw: Any, checker: RecordChecker) -> dict[str, Any] |
     return {"question_id": question_id, "answer": answer, "evidence": evidence}
 
 
-def check_prediction_records(labelled: list[tuple[str, Any]], *, source: str = "") -> list[dict[str, Any]]:
+def check_prediction_records(
+    labelled: Iterable[tuple[str, Any]], *, source: str = ""
+) -> list[dict[str, Any]]:
     """Validate labelled prediction records; all faults (and duplicate ids) in one FormatError."""
     return check_unique(labelled, prediction_from_record, id_field="question_id", source=source)
 
 
-def parse_predictions(data: bytes | str | list[Any], *, source: str = "") -> list[dict[str, Any]]:
-    """A prediction file (the released ``pred_sample.json`` layout) as validated records.
+def parse_predictions(data: bytes | str | list[Any] | IO[bytes], *, source: str = "") -> list[dict[str, Any]]:
+    """A prediction file (the released ``pred_sample.json`` layout) as validated records; a file
+    open for reading is read a record at a time, so that memory holds the checked records and
+    never the parsed document beside them.
 
     The file is a JSON list of ``{"question_id": int, "answer": str, "evidence": [8 numbers or
     numeric strings]}``; extra fields are ignored. Every fault of every record is reported at
     once as a FormatError of RecordError("record N", field, message), N counting from 0;
     duplicate question ids are faults too.
     """
-    document = load_json_list(data, source=source, what="predictions")
-    return check_prediction_records(indexed(document), source=source)
+    if isinstance(data, bytes | str | list):
+        labelled = indexed(load_json_list(data, source=source, what="predictions"))
+    else:
+        labelled = stream_json_list(data, source=source, what="predictions")
+    return check_prediction_records(labelled, source=source)
 
 
 def predictions_as_records(
@@ -502,18 +519,47 @@ def plural(count: int, one: str, many: str) -> str:
     return f"{count} {one if count == 1 else many}"
 
 
+def score_evidence(
+    rows: list[dict[str, Any]],
+    truth_quads: list[Sequence[Any]],
+    predicted_quads: list[Sequence[Any]],
+    variant: str,
+) -> None:
+    """Set LC and CLC on rows whose evidence pairs are given, in one vectorised call."""
+    for row, iou in zip(rows, evidence_ious(truth_quads, predicted_quads, variant), strict=True):
+        row["LC"] = float(iou)
+        row["CLC"] = row["TC"] if iou >= EVIDENCE_THRESHOLD else 0.0
+
+
 def score_records(
-    ground_truth: Sequence[Mapping[str, Any]],
+    ground_truth: Iterable[Mapping[str, Any]],
     predictions: list[dict[str, Any]],
     *,
     variant: str,
     tau: float | None,
 ) -> Scored:
     """`score` on validated predictions (the work shared by `score` and `score_file`)."""
+    by_id = {prediction["question_id"]: prediction for prediction in predictions}
+    return score_matched(ground_truth, by_id, variant=variant, tau=tau)
+
+
+def score_matched(
+    ground_truth: Iterable[Mapping[str, Any]],
+    by_id: dict[Any, dict[str, Any]],
+    *,
+    variant: str,
+    tau: float | None,
+) -> Scored:
+    """Score validated predictions, by question_id (`by_id`), against the ground-truth questions.
+
+    `ground_truth` is gone through once, in order, and no question is kept once its row is made
+    (a file being read, see `score_file`): evidence pairs are held only until the next
+    EVIDENCE_BATCH of them is scored. `by_id` is emptied of the predictions that are scored, so
+    that memory lets go of each as its row is made; what is left in it are the extra ones.
+    """
     check_variant(variant)
     threshold = DEFAULT_TAU[variant] if tau is None else float(tau)
     params = parameters(variant, threshold)
-    by_id = {prediction["question_id"]: prediction for prediction in predictions}
     attaches_ocr = variant in OCR_VARIANTS
 
     rows: list[dict[str, Any]] = []
@@ -530,7 +576,7 @@ def score_records(
         if question_id in seen:
             raise ValueError(f"question {question_id}: the ground truth holds this question_id twice")
         seen.add(question_id)
-        prediction = by_id.get(question_id)
+        prediction = by_id.pop(question_id, None)
         row = {
             "question_id": question_id,
             "lang": language(truth["question"]),
@@ -580,10 +626,10 @@ def score_records(
         truth_quads.append(truth["evidence"])
         predicted_quads.append(evidence)
         scored_rows.append(row)
-
-    for row, iou in zip(scored_rows, evidence_ious(truth_quads, predicted_quads, variant), strict=True):
-        row["LC"] = float(iou)
-        row["CLC"] = row["TC"] if iou >= EVIDENCE_THRESHOLD else 0.0
+        if len(scored_rows) >= EVIDENCE_BATCH:
+            score_evidence(scored_rows, truth_quads, predicted_quads, variant)
+            truth_quads, predicted_quads, scored_rows = [], [], []
+    score_evidence(scored_rows, truth_quads, predicted_quads, variant)
 
     # Answer-only predictions: no evidence at all leaves LC and CLC uncomputed; some without it
     # score 0 on both, as missing predictions do (see the module docstring).
@@ -599,7 +645,7 @@ def score_records(
         for name, field in EVIDENCE_CLASS_FIELDS.items():
             row[field] = None if named is None else int(named == name)
 
-    extra = [question_id for question_id in by_id if question_id not in seen]
+    extra = list(by_id)  # the scored ones were taken out
     problems = []
     if missing:
         problems.append(
@@ -687,28 +733,104 @@ def score(
 
 
 def score_file(
-    gt_data: bytes,
-    pred_data: bytes,
+    gt_data: bytes | IO[bytes],
+    pred_data: bytes | IO[bytes],
     *,
     variant: str = OFFICIAL,
     tau: float | None = None,
     gt_source: str = "ground truth",
     pred_source: str = "predictions",
 ) -> Scored:
-    """Score a prediction file against an STE-VQA ground-truth file (both raw JSON bytes).
+    """Score a prediction file against an STE-VQA ground-truth file: raw JSON bytes, or files open
+    for reading. An open ground-truth file is read a question at a time as it is scored, so that
+    memory holds the predictions and one row per question, never the parsed documents (a full
+    split, or ten, in bounded memory); the numbers, rows and problems are the same either way.
 
     The ground truth is read and checked by the STE-VQA format module, in either layout: a test
     file's questions carry their question_id; a training file's QA pairs are numbered in file
-    order (see `formats.question_records`), and predictions name them by that number.
+    order (see `formats.question_records`), and predictions name them by that number. A fault of
+    the ground truth is reported before one of the predictions, and before a question that cannot
+    be scored (two empty answers), whichever way the files come.
     """
-    parsed = formats.parse(gt_data, source=gt_source)
-    ground_truth = [
-        question
-        for record in parsed.records
-        for question in formats.question_records(record.payload, record.ground_truth)
-    ]
-    predictions = parse_predictions(pred_data, source=pred_source)
-    return score_records(ground_truth, predictions, variant=variant, tau=tau)
+    with paused_gc():
+        if isinstance(gt_data, bytes | bytearray | str):
+            parsed = formats.parse(gt_data, source=gt_source)
+            ground_truth = [
+                question
+                for record in parsed.records
+                for question in formats.question_records(record.payload, record.ground_truth)
+            ]
+            del parsed
+            predictions = parse_predictions(pred_data, source=pred_source)
+            return score_records(ground_truth, predictions, variant=variant, tau=tau)
+        questions = stream_questions(gt_data, source=gt_source)
+        try:
+            by_id = {
+                prediction["question_id"]: prediction
+                for prediction in parse_predictions(pred_data, source=pred_source)
+            }
+        except FormatError:
+            read_to_the_end(questions)  # the ground truth's own faults first, as from bytes
+            raise
+        try:
+            return score_matched(questions, by_id, variant=variant, tau=tau)
+        except ValueError:
+            read_to_the_end(questions)
+            raise
+
+
+def read_to_the_end(questions: Iterator[dict[str, Any]]) -> None:
+    """Read the rest of a streamed ground truth, only to raise its FormatError if it has faults."""
+    for _ in questions:
+        pass
+
+
+def stream_questions(stream: IO[bytes], *, source: str) -> Iterator[dict[str, Any]]:
+    """The questions of an STE-VQA ground-truth file open for reading, one at a time, each checked
+    and in the test layout (`formats.question_records`): the records are read one by one
+    (`stream_json_list`) and converted by the format module's own converters, so that every fault
+    is named by record and field as `formats.parse` names it. Once a record is bad no question is
+    yielded; the rest is still checked and one FormatError at the end names every fault, so a
+    caller never gets a result from a faulty file.
+
+    The layout is told by the first record that is an object (as `formats.detect_layout` does):
+    records before it, which are not objects and so faults in either layout, are held until then.
+    A training file's pairs are numbered as `formats.numbered_images` numbers them, counting the
+    pairs of bad records too.
+    """
+    records = stream_json_list(stream, source=source, what="STE-VQA records")
+    errors = RecordErrors()
+    try:
+        held: list[tuple[str, Any]] = []
+        for label, raw in records:
+            held.append((label, raw))
+            if isinstance(raw, dict):
+                break
+        training = bool(held) and isinstance(held[-1][1], dict) and "annotation" in held[-1][1]
+        labelled = itertools.chain(held, records)
+        if training:
+            converted = iter_converted(numbered(labelled), formats.numbered_image_to_catalog, errors)
+        else:
+            converted = iter_converted(
+                labelled, formats.question_record_to_catalog, errors, id_field="question_id"
+            )
+        for record in converted:
+            if not errors:
+                yield from formats.question_records(record.payload, record.ground_truth)
+    except FormatError as error:
+        errors.extend(error.errors)
+    if errors:
+        raise FormatError(errors, source=source)
+
+
+def numbered(labelled: Iterable[tuple[str, Any]]) -> Iterator[tuple[str, tuple[Any, int]]]:
+    """Training records with the question id of their first pair, as `formats.numbered_images`
+    labels a whole document, one record at a time."""
+    next_id = 0
+    for label, raw in labelled:
+        yield label, (raw, next_id)
+        annotation = raw.get("annotation") if isinstance(raw, dict) else None
+        next_id += len(annotation) if isinstance(annotation, list) else 0
 
 
 # --- related metrics: ANLS (ST-VQA) and VQA accuracy (VQA, TextVQA) ------------------------------

@@ -125,6 +125,9 @@ class SteVqaSpec(BenchmarkSpec):
         Choice("paper-ocr", _("paper, evidence from OCR for answer-only predictions")),
     )
     region_kind = "quadrilateral"
+    #: `manage.py score` passes open files: the ground truth is scored as it is read, memory holding
+    #: the predictions and a row per question, not the parsed files (perf/results/score_stevqa.md).
+    scores_streamed_files = True
     trial = "plugins.stevqa.trial:SteVqaTrial"
     authoring = "plugins.stevqa.authoring:SteVqaAuthoring"
     comparison_strata = (
@@ -275,6 +278,7 @@ class SteVqaSpec(BenchmarkSpec):
         return metric.score(list(given.records), predictions, variant=given.variant)
 
     def score_files(self, files: ScoringFiles):
+        """The files as they come (bytes, or files open for reading, scored as they are read)."""
         from plugins.stevqa import metric
 
         return metric.score_file(
