@@ -266,6 +266,8 @@ class ClevrRefSpec(BenchmarkSpec):
     unit_id_type = int
     region_kind = "mask"
     scenes_needed_to_score = True
+    # `manage.py score` hands the files over open: the metric reads them a record at a time.
+    scores_streamed_files = True
     trial = "plugins.clevrref.trial:ClevrRefTrial"
     validation = "plugins.clevrref.check:ClevrRefCheck"
     comparison_strata = (Choice("category", _("expression category")),)
@@ -397,8 +399,12 @@ class ClevrRefSpec(BenchmarkSpec):
         return metric.score(given.records, given.scenes, predictions, variant=given.variant)
 
     def score_files(self, files: ScoringFiles):
+        """The files' bytes or the files open for reading (`scores_streamed_files`): the metric
+        takes either, with the same result."""
         from plugins.clevrref import metric
 
+        if files.scenes is None:
+            raise ValueError("CLEVR-Ref+ is scored against the scenes file the expressions refer to")
         return metric.score_file(files.ground_truth, files.scenes, files.predictions, variant=files.variant)
 
     # --- reports -------------------------------------------------------------------------------

@@ -164,3 +164,101 @@ def test_cric_scored_from_open_files_equals_the_whole_files(tmp_path, small_piec
     question_path.write_text(json.dumps(questions))
     with question_path.open("rb") as gt, pytest.raises(FormatError, match="record 100: question_type"):
         cric.score_file(gt, prediction_path.read_bytes())
+
+
+@pytest.mark.parametrize("variant", ["official", "paper", "ocr", "paper-ocr"])
+def test_stevqa_scored_from_open_files_equals_the_whole_files(tmp_path, small_pieces, monkeypatch, variant):
+    # 150 questions, a third Chinese, most with OCR tokens; answered right, one character short,
+    # with evidence, without it (no field, or null), or not at all; two answers for unknown ids.
+    # Written indented and not ASCII-escaped, so 97-byte chunks also split characters in two.
+    from plugins.stevqa import metric as stevqa
+
+    rng = random.Random(11)
+    questions, predictions = [], []
+    for question_id in range(150):
+        x, y = rng.randint(0, 300), rng.randint(0, 300)
+        quad = [x, y, x + 40, y + rng.randint(-3, 3), x + 40, y + 20, x, y + 20]
+        answer = rng.choice(["軟體", "牛街礼拜寺", "KFC", "city of London", "1899"])
+        record = {
+            "question_id": question_id,
+            "question": "招牌上写了什么?" if question_id % 3 == 0 else "What is written on the sign?",
+            "answer": answer,
+            "evidence": [str(value) for value in quad],
+        }
+        if question_id % 4:
+            record["ocr_tokens"] = [
+                {"text": "noise", "quad": [0, 0, 5, 0, 5, 5, 0, 5]},
+                {"text": answer.upper(), "quad": [value + rng.randint(-8, 8) for value in quad]},
+            ]
+        questions.append(record)
+        roll = rng.random()
+        if roll < 0.1:
+            continue
+        predicted = {"question_id": question_id, "answer": answer if roll < 0.6 else answer[:-1]}
+        if roll < 0.75:
+            predicted["evidence"] = [value + rng.randint(-12, 12) for value in quad]
+        elif roll < 0.85:
+            predicted["evidence"] = None
+        predictions.append(predicted)
+    predictions += [
+        {"question_id": 9001, "answer": "exit", "evidence": None},
+        {"question_id": 9002, "answer": "x"},
+    ]
+    rng.shuffle(predictions)
+    truth_path, prediction_path = tmp_path / "gt.json", tmp_path / "pred.json"
+    truth_path.write_text(json.dumps(questions, indent=2, ensure_ascii=False), encoding="utf-8")
+    prediction_path.write_text(json.dumps(predictions, indent=1, ensure_ascii=False), encoding="utf-8")
+
+    whole = stevqa.score_file(truth_path.read_bytes(), prediction_path.read_bytes(), variant=variant)
+    in_memory = stevqa.score(questions, predictions, variant=variant)
+    monkeypatch.setattr(stevqa, "EVIDENCE_BATCH", 7)  # evidence scored 7 pairs at a time
+    with truth_path.open("rb") as gt, prediction_path.open("rb") as answers:
+        streamed = stevqa.score_file(gt, answers, variant=variant)
+    for other in (streamed, in_memory):
+        assert other.summary == whole.summary
+        assert other.problems == whole.problems
+        assert list(other.items) == list(whole.items)
+    summary = whole.summary
+    assert summary["overall"]["count"] == 150 and 0 < summary["overall"]["CLC"] < summary["overall"]["TC"] < 1
+    assert summary["extra_predictions"] == 2 and summary["missing_predictions"] > 0
+    assert summary["evidence"] == "partial"
+    if variant in stevqa.OCR_VARIANTS:
+        assert summary["ocr"]["attached"] > 0 and summary["ocr"]["unavailable"] > 0
+
+
+@pytest.mark.parametrize("variant", ["official", "full-resolution"])
+def test_clevrref_scored_from_open_files_equals_the_whole_files(tmp_path, small_pieces, variant):
+    from plugins.clevrref import metric as clevrref
+    from plugins.clevrref.expressions import generate as generate_clevrref
+    from plugins.clevrref.scenes import decode_mask, encode_mask
+
+    files = generate_clevrref(tmp_path, images=4, seed=2, expressions_per_image=6, false_premise_share=0.2)
+    refexps = orjson.loads(files.refexps_file.read_bytes())["refexps"]
+    scenes = {scene["image_index"]: scene for scene in orjson.loads(files.scenes_file.read_bytes())["scenes"]}
+    rng = random.Random(4)
+    predictions = []
+    for refexp in refexps:
+        if rng.random() < 0.15:
+            continue  # no prediction
+        scene, referred = scenes[refexp["image_index"]], refexp["program"][-1]["_output"]
+        masks = [decode_mask(scene["obj_mask"][str(index + 1)]) for index in referred]
+        mask = sum(masks, start=decode_mask("0")) > 0  # the union; nothing for a false premise
+        prediction = {"refexp_index": refexp["refexp_index"], "mask": encode_mask(mask[:, ::-1])}
+        if referred:
+            prediction["box"] = scene["obj_bbox"][str(referred[0] + 1)]
+        if rng.random() < 0.3:
+            prediction["steps"] = [{"mask": prediction["mask"]} for _ in refexp["program"]]
+        predictions.append(prediction)
+    predictions.insert(3, {"refexp_index": 777, "box": [0, 0, 4, 4]})
+    predictions[5:12] = predictions[5:12][::-1]  # some predictions before their expression
+    paths = [tmp_path / name for name in ("refexps.json", "scenes.json", "predictions.json")]
+    paths[0].write_bytes(files.refexps_file.read_bytes())
+    paths[1].write_text(json.dumps({"info": {}, "scenes": list(scenes.values())}, indent=2))
+    paths[2].write_text(json.dumps(predictions, indent=1))
+    whole = clevrref.score_file(*(path.read_bytes() for path in paths), variant=variant)
+    with paths[0].open("rb") as gt, paths[1].open("rb") as scene_file, paths[2].open("rb") as answers:
+        streamed = clevrref.score_file(gt, scene_file, answers, variant=variant)
+    assert streamed.summary == whole.summary and streamed.items == whole.items
+    assert streamed.problems == whole.problems
+    assert whole.summary["extra_predictions"] == 1 and whole.summary["missing_predictions"] > 0
+    assert whole.summary["false_premise"]["n"] > 0 and whole.summary["by_step"]["type"]
