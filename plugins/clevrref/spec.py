@@ -84,11 +84,20 @@ def scored_under(variant: str, **conditions: Any) -> partial:
     return rows_where(variant=variant, **conditions)
 
 
-def figure_columns(group: str, path: tuple[str, ...], **conditions: Any) -> list[Column]:
+CATEGORY_NOTE = _(
+    "The paper's categories: k-Relate has k relate steps; AND, OR and Same a step of that kind. "
+    "Detection counts single-object expressions only, so a category whose expressions all refer to "
+    "several objects has no detection figure."
+)
+COUNT_NOTE = _(
+    "Expressions grouped by how many objects their scene holds (3 to 10 in CLEVR): the more objects, "
+    "the more distractors."
+)
+
+
+def detection_columns(group: str, path: tuple[str, ...], **conditions: Any) -> list[Column]:
     """A group of expressions' detection accuracy (single-object expressions, Wilson interval),
-    official cumulative IoU (no interval: a ratio of sums) and full-resolution mean IoU (normal
-    interval), read at `path` in the summary; `conditions` pick the group's rows. A variant no row
-    was scored under is left out of the table."""
+    read at `path` in the summary; `conditions` pick the group's rows."""
     return [
         Column(
             group,
@@ -98,7 +107,14 @@ def figure_columns(group: str, path: tuple[str, ...], **conditions: Any) -> list
             "detected",
             rows_where(single=True, **conditions),
             optional=True,
-        ),
+        )
+    ]
+
+
+def segmentation_columns(group: str, path: tuple[str, ...], **conditions: Any) -> list[Column]:
+    """A group's official cumulative IoU (no interval: a ratio of sums) and full-resolution mean
+    IoU (normal interval); a variant no row was scored under is left out of the table."""
+    return [
         Column(
             group,
             _("cumulative IoU, official"),
@@ -120,6 +136,11 @@ def figure_columns(group: str, path: tuple[str, ...], **conditions: Any) -> list
             optional=True,
         ),
     ]
+
+
+def figure_columns(group: str, path: tuple[str, ...], **conditions: Any) -> list[Column]:
+    """Detection then segmentation, for a table with few groups."""
+    return detection_columns(group, path, **conditions) + segmentation_columns(group, path, **conditions)
 
 
 def step_columns(kind: str) -> list[Column]:
@@ -153,33 +174,49 @@ def step_columns(kind: str) -> list[Column]:
 DIAGNOSTICS = (
     DiagnosticTable(
         "by-category",
-        _("Detection and segmentation by expression category"),
+        _("Detection by expression category"),
         tuple(
             column
             for category in CATEGORIES
-            for column in figure_columns(category, ("by_category", category), category=category)
+            for column in detection_columns(category, ("by_category", category), category=category)
         ),
-        note=_(
-            "The paper's categories: k-Relate has k relate steps; AND, OR and Same a step of that kind. "
-            "Detection counts single-object expressions only, so a category whose expressions all refer to "
-            "several objects has no detection figure."
+        note=CATEGORY_NOTE,
+        caption="CLEVR-Ref+ detection accuracy (single-object expressions) by expression category.",
+    ),
+    DiagnosticTable(
+        "by-category-segmentation",
+        _("Segmentation by expression category"),
+        tuple(
+            column
+            for category in CATEGORIES
+            for column in segmentation_columns(category, ("by_category", category), category=category)
         ),
-        caption="CLEVR-Ref+ detection accuracy (single-object expressions) and segmentation IoU by "
-        "expression category.",
+        note=CATEGORY_NOTE,
+        caption="CLEVR-Ref+ segmentation IoU by expression category.",
     ),
     DiagnosticTable(
         "by-object-count",
-        _("Detection and segmentation by number of objects in the scene"),
+        _("Detection by number of objects in the scene"),
         tuple(
             column
             for count in OBJECT_COUNTS
-            for column in figure_columns(str(count), ("by_object_count", str(count)), object_count=count)
+            for column in detection_columns(str(count), ("by_object_count", str(count)), object_count=count)
         ),
-        note=_(
-            "Expressions grouped by how many objects their scene holds (3 to 10 in CLEVR): the more objects, "
-            "the more distractors."
+        note=COUNT_NOTE,
+        caption="CLEVR-Ref+ detection accuracy (single-object expressions) by number of objects in the scene.",
+    ),
+    DiagnosticTable(
+        "by-object-count-segmentation",
+        _("Segmentation by number of objects in the scene"),
+        tuple(
+            column
+            for count in OBJECT_COUNTS
+            for column in segmentation_columns(
+                str(count), ("by_object_count", str(count)), object_count=count
+            )
         ),
-        caption="CLEVR-Ref+ detection accuracy and segmentation IoU by number of objects in the scene.",
+        note=COUNT_NOTE,
+        caption="CLEVR-Ref+ segmentation IoU by number of objects in the scene.",
     ),
     DiagnosticTable(
         "zero-relate-attribute",

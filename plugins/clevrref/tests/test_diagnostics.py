@@ -605,7 +605,9 @@ def test_the_spec_agrees_with_the_metric():
     assert len(keys) == len(set(keys))
     assert [table.key for table in spec.SPEC.diagnostics] == [
         "by-category",
+        "by-category-segmentation",
         "by-object-count",
+        "by-object-count-segmentation",
         "zero-relate-attribute",
         "by-step",
         "false-premise",
@@ -631,11 +633,12 @@ def test_the_by_category_table(scored):
     half z·sqrt(p(1-p)/n + z²/4n²) / (1 + z²/n) = 1.96 · 0.4252 / 2.2805 = 0.3654, so [0.208, 0.939].
     Its mean IoU (1 + 0.5 + 0.6 + 0) / 4 = 0.525 over 4 expressions: E5 and E6 (0-Relate false
     premises) are not among them."""
-    cells = diagnostic_table(scored, "by-category")
+    # Detection and segmentation in two tables, so that each fits a page beside the other.
+    cells = diagnostic_table(scored, "by-category") | diagnostic_table(scored, "by-category-segmentation")
     assert list(cells) == [
         ("0-Relate", "Acc (single)"),
-        ("0-Relate", "mean IoU, full resolution"),
         ("1-Relate", "Acc (single)"),
+        ("0-Relate", "mean IoU, full resolution"),
         ("1-Relate", "mean IoU, full resolution"),
     ]
     accuracy = cells[("0-Relate", "Acc (single)")]
@@ -647,8 +650,10 @@ def test_the_by_category_table(scored):
 
 
 def test_the_by_object_count_and_zero_relate_tables(scored):
-    by_count = diagnostic_table(scored, "by-object-count")
-    assert [group for group, _ in by_count] == ["3", "3", "4", "4"]
+    by_count = diagnostic_table(scored, "by-object-count") | diagnostic_table(
+        scored, "by-object-count-segmentation"
+    )
+    assert [group for group, _ in by_count] == ["3", "4", "3", "4"]
     assert (by_count[("3", "Acc (single)")].value, by_count[("3", "Acc (single)")].n) == (1.0, 2)
     assert (
         by_count[("4", "mean IoU, full resolution")].value,
