@@ -62,7 +62,11 @@ predictions for unknown idx are listed there too and ignored.
 Speed: the released evaluator replays each answer through torch, one sample at a time. Here
 states are arrays (N samples, 10 objects) and step k of every answer is applied at once
 (`replay_answers`): 60,000 View answers score in 2 to 2.5 s on one core, about half of it
-spent reading the objects out of their dicts (perf/results/score_trance.md). The rules are
+spent reading the objects out of their dicts (perf/results/score_trance.md). A file is read
+otherwise (`reading`): a few records at a time, checked and encoded right after their parse,
+while their objects are still in the processor's cache, so that scoring 60,000 Event answers
+from files, the whole process, takes 1.6 to 1.7 times a streaming parse of the files on a quiet
+machine (perf/results/score_process.md). The rules are
 those of plugins.trance.simulator, with its constants (`move_delta`, radii, tolerance,
 bounds); plugins/trance/tests/test_metric.py checks, on thousands of random cases, that the
 arrays give exactly the simulator's states, errors and distances. One subtlety, checked there
@@ -74,8 +78,9 @@ coordinates and integer reaches R (5 to 13) either d >= R, 1e-4 above the thresh
 The package, layer by layer: `encoding` (steps and states as arrays), `replay` (answers replayed
 on them, the distance between states, order-sensitivity), `predictions` (prediction files),
 `summary` (the parameters and the means over groups), `scores` (the per-sample rules of Basic
-and of Event / View), `view` (final cameras when none was recorded, for the one-camera variant)
-and `streamed` (Event and View scored BATCH samples at a time, and `score_file`). Every public
+and of Event / View), `view` (final cameras when none was recorded, for the one-camera variant),
+`reading` (a data.jsonl read as arrays for Event and View) and `streamed` (Event and View scored
+BATCH samples at a time, and `score_file`). Every public
 name is imported here, so that `plugins.trance.metric` offers what the single module did.
 """
 
@@ -115,16 +120,23 @@ from plugins.trance.metric.predictions import (
     answer_form_problems,
     answers_for,
     pack_answer,
+    pack_answers,
     parse_predictions,
     prediction_problems,
     read_packed_predictions,
     read_predictions,
+)
+from plugins.trance.metric.reading import (
+    EncodedSamples,
+    SampleBatches,
+    read_sample_batches,
 )
 from plugins.trance.metric.replay import (
     Orderings,
     OrderSensitivity,
     Replayed,
     apply_step_batch,
+    erring_orderings,
     invisible,
     moved_object_overlaps,
     on_plane,
@@ -137,6 +149,8 @@ from plugins.trance.metric.replay import (
 )
 from plugins.trance.metric.scores import (
     SampleLabels,
+    encode_samples,
+    evaluate_encoded,
     evaluate_event,
     option_keys,
     score_basic,
@@ -172,6 +186,13 @@ from plugins.trance.metric.view import (
 )
 
 __all__ = [
+    "erring_orderings",
+    "pack_answers",
+    "evaluate_encoded",
+    "encode_samples",
+    "read_sample_batches",
+    "SampleBatches",
+    "EncodedSamples",
     "ANSWER_PER_CAMERA_IN_VIEW_ONLY",
     "BATCH",
     "CAMERA_CODES",

@@ -7,7 +7,10 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from operator import itemgetter
 from typing import IO, Any
+
+import orjson
 
 from benchmarks.records import (
     FormatError,
@@ -18,8 +21,8 @@ from benchmarks.records import (
     type_name,
 )
 from evaluation.metrics.scored import describe_ids
-from plugins.trance.formats import FINAL_CAMERAS
-from plugins.trance.metric.encoding import Sample, Step, answer_problems, canonical_step, step_code
+from plugins.trance.formats import FINAL_CAMERAS, OBJECTS_PER_STATE
+from plugins.trance.metric.encoding import PAIRS, Sample, Step, answer_problems, canonical_step, step_code
 
 _INTEGER_KEY = re.compile(r"-?[0-9]+")
 #: A sample's answer: its steps (the same for every final camera), or an answer per final camera.
@@ -46,11 +49,15 @@ def parse_predictions(data: bytes | IO[bytes], *, source: str = "") -> dict[int,
     "Camera_Left[i].val", ...). A sample with no key is not an error: scoring treats it as an
     empty answer.
     """
-    return read_predictions(
-        data,
-        lambda answer: [step if len(step) == 3 else canonical_step(step) for step in answer],
-        source=source,
-    )
+    return read_predictions(data, kept_steps, source=source)
+
+
+def kept_steps(answer: list[Any]) -> list[Step] | None:
+    """The steps of an answer as `parse_predictions` keeps them (other keys of a step dropped),
+    or None when a step is not well-formed (`step_code`)."""
+    if not all(step_code(step) is not None for step in answer):
+        return None
+    return [step if len(step) == 3 else canonical_step(step) for step in answer]
 
 
 class PackedPredictions(dict[int, bytes | dict[str, bytes]]):
@@ -59,21 +66,71 @@ class PackedPredictions(dict[int, bytes | dict[str, bytes]]):
     (`read_packed_predictions`)."""
 
 
-def pack_answer(answer: Sequence[Step]) -> bytes:
-    return bytes(itertools.chain.from_iterable((step["obj_idx"], step_code(step)) for step in answer))
+def pack_answer(answer: Sequence[Step]) -> bytes | None:
+    """Two bytes per step, (object index, pair code); None when a step is not well-formed
+    (`step_code`). Each step's code is found once: checking the steps and packing them are the
+    same pass, the most of the time a prediction file takes to read after its parse."""
+    codes = list(map(step_code, answer))
+    if None in codes:
+        return None
+    return bytes(itertools.chain.from_iterable(zip(map(_step_object, answer), codes, strict=True)))
+
+
+_step_object = itemgetter("obj_idx")
 
 
 def read_packed_predictions(data: bytes | IO[bytes], *, source: str = "") -> PackedPredictions:
     """`parse_predictions` (the same checks and errors), each answer packed (`PackedPredictions`);
     an open file is read a chunk of entries at a time, so the parsed document is never whole in
     memory either."""
-    return PackedPredictions(read_predictions(data, pack_answer, source=source))
+    return PackedPredictions(read_predictions(data, pack_answer, source=source, keep_all=pack_answers))
+
+
+#: Each well-formed step's JSON, as orjson writes its (obj_idx, attr, val), to the step packed.
+_PACKED_STEPS = {
+    orjson.dumps((obj_idx, attr, value)): bytes((obj_idx, code))
+    for code, (attr, value) in enumerate(PAIRS)
+    for obj_idx in range(OBJECTS_PER_STATE)
+}
+_step_action = itemgetter(*orjson.loads(b'{"obj_idx": 0, "attr": 0, "val": 0}'))
+
+
+def pack_answers(answers: Sequence[list[Any]]) -> list[bytes] | None:
+    """`pack_answer` of each answer (lists of parsed JSON steps), or None when a step is not
+    well-formed. Each step is looked up by the JSON of its three fields: orjson writes that the
+    same way for every well-formed step of the same object index, attribute and value (and for
+    no other), so the steps of many answers are packed by a few calls, none per step in Python."""
+    try:
+        packed = b"".join(
+            map(
+                _PACKED_STEPS.__getitem__,
+                map(orjson.dumps, map(_step_action, itertools.chain.from_iterable(answers))),
+            )
+        )
+    except (KeyError, TypeError):  # an unknown step, a missing field, a step not an object
+        return None
+    bounds = list(itertools.accumulate(map(len, answers), initial=0))
+    return [packed[2 * start : 2 * stop] for start, stop in itertools.pairwise(bounds)]
+
+
+#: Entries of a prediction file read at a time by the quick path of `read_predictions`.
+ENTRIES_AT_ONCE = 1024
 
 
 def read_predictions(
-    data: bytes | IO[bytes], keep: Callable[[list[Step]], Any], *, source: str = ""
+    data: bytes | IO[bytes],
+    keep: Callable[[list[Any]], Any],
+    *,
+    source: str = "",
+    keep_all: Callable[[Sequence[list[Any]]], list[Any] | None] | None = None,
 ) -> dict[int, Any]:
-    """The checked answers of a prediction file, each as `keep` makes it of its well-formed steps."""
+    """The checked answers of a prediction file, each as `keep` makes it of its steps. `keep`
+    returns None when a step is not well-formed, and the answer's problems are then named (it
+    checks as it keeps, so that the common, well-formed answer is walked once). `keep_all`, if
+    given, does what `keep` does for many answers at once (None when any is not well-formed):
+    entries are then taken ENTRIES_AT_ONCE at a time, and only a run of them with anything to
+    report (a key that is not a new sample idx, an answer that is not a well-formed list) is
+    read one entry at a time."""
     if isinstance(data, bytes | bytearray):
         document = load_json(data, source=source)
         if not isinstance(document, dict):
@@ -93,27 +150,69 @@ def read_predictions(
     predictions: dict[int, Any] = {}
     keys: dict[int, str] = {}
     errors = RecordErrors()
-    for key, answer in entries:
-        label = f"idx {key}"
-        if not _INTEGER_KEY.fullmatch(key):
-            errors.append(RecordError(label, "idx", f"expected a sample idx (an integer), got {key!r}"))
-            continue
-        idx = int(key)
-        if idx in keys:
-            errors.append(RecordError(label, "idx", f"the same sample as key {keys[idx]!r}"))
-            continue
-        keys[idx] = key
-        if type(answer) is list and all(step_code(step) is not None for step in answer):
-            predictions[idx] = keep(answer)
-            continue
-        problems = answer_form_problems(label, answer)
-        if problems:
-            errors.extend(problems)
-        else:
-            predictions[idx] = {camera: keep(steps) for camera, steps in answer.items()}
+    if keep_all is None:
+        for key, answer in entries:
+            read_entry(key, answer, keep, predictions, keys, errors)
+    else:
+        iterator = iter(entries)
+        while part := list(itertools.islice(iterator, ENTRIES_AT_ONCE)):
+            if (kept_part := kept_entries(part, keys, keep_all)) is not None:
+                predictions.update(kept_part)
+                continue
+            for key, answer in part:
+                read_entry(key, answer, keep, predictions, keys, errors)
     if errors:
         raise FormatError(errors, source=source)
     return predictions
+
+
+def kept_entries(
+    part: list[tuple[str, Any]],
+    keys: dict[int, str],
+    keep_all: Callable[[Sequence[list[Any]]], list[Any] | None],
+) -> Iterable[tuple[int, Any]] | None:
+    """The (idx, kept answer) of entries whose every key is a new sample idx and every answer a
+    list that `keep_all` keeps (their keys noted in `keys`), or None."""
+    names = [key for key, _ in part]
+    answers = [answer for _, answer in part]
+    if not all(map(_INTEGER_KEY.fullmatch, names)) or set(map(type, answers)) != {list}:
+        return None
+    idxs = list(map(int, names))
+    if len(set(idxs)) != len(idxs) or not keys.keys().isdisjoint(idxs):
+        return None
+    kept = keep_all(answers)
+    if kept is None:
+        return None
+    keys.update(zip(idxs, names, strict=True))
+    return zip(idxs, kept, strict=True)
+
+
+def read_entry(
+    key: str,
+    answer: Any,
+    keep: Callable[[list[Any]], Any],
+    predictions: dict[int, Any],
+    keys: dict[int, str],
+    errors: RecordErrors,
+) -> None:
+    """One entry of a prediction file, checked: kept in `predictions`, or its faults noted."""
+    label = f"idx {key}"
+    if not _INTEGER_KEY.fullmatch(key):
+        errors.append(RecordError(label, "idx", f"expected a sample idx (an integer), got {key!r}"))
+        return
+    idx = int(key)
+    if idx in keys:
+        errors.append(RecordError(label, "idx", f"the same sample as key {keys[idx]!r}"))
+        return
+    keys[idx] = key
+    if type(answer) is list and (kept := keep(answer)) is not None:
+        predictions[idx] = kept
+        return
+    problems = answer_form_problems(label, answer)
+    if problems:
+        errors.extend(problems)
+    else:
+        predictions[idx] = {camera: keep(steps) for camera, steps in answer.items()}
 
 
 def is_step(value: Any) -> bool:

@@ -23,6 +23,7 @@ from plugins.trance.metric.encoding import (
     step_code,
 )
 from plugins.trance.metric.predictions import ANSWER_PER_CAMERA_IN_VIEW_ONLY, answers_for, prediction_problems
+from plugins.trance.metric.reading import EncodedSamples
 from plugins.trance.metric.replay import order_sensitivity, replay_answers, state_distances
 from plugins.trance.metric.summary import EventResults, parameters
 
@@ -126,6 +127,13 @@ def evaluate_event(
     defines (FormatError otherwise): none would make AND divide by zero, and order-sensitivity
     tries all L! orderings (once per sample, whatever its number of answers).
     """
+    return evaluate_encoded(encode_samples(samples), answers, units)
+
+
+def encode_samples(samples: Sequence[Sample]) -> EncodedSamples:
+    """The samples as arrays (`evaluate_event`'s first half; a file read for scoring comes as
+    arrays already, `reading.read_sample_batches`). FormatError for a sample without 1 to 4 true
+    steps, or with a bad one; ValueError naming a state that is not 10 known objects."""
     labels = SampleLabels(samples)
     truths = [sample["transformations"] for sample in samples]
     errors = [
@@ -142,9 +150,19 @@ def evaluate_event(
     initial = encode_states([sample["states"][0]["objects"] for sample in samples], labels)
     final = encode_states([sample["states"][-1]["objects"] for sample in samples], labels)
     true_steps = encode_answers(truths, labels)
+    return EncodedSamples([sample["idx"] for sample in samples], labels, initial, final, true_steps)
+
+
+def evaluate_encoded(
+    samples: EncodedSamples,
+    answers: Sequence[Sequence[Step]] | EncodedAnswers,
+    units: np.ndarray | None = None,
+) -> EventResults:
+    """`evaluate_event` on samples already encoded (its second half)."""
+    initial, final, true_steps, labels = samples.initial, samples.final, samples.truth, samples.labels
     orderings = order_sensitivity(initial, final, true_steps)
     if units is None:
-        units = np.arange(len(samples))
+        units = np.arange(len(samples.idxs))
         answer_labels: Sequence[str] = labels
     else:
         initial, final = initial.take(units), final.take(units)
@@ -172,7 +190,7 @@ def evaluate_event(
 class UnitLabels(Sequence[str]):
     """The sample label of each unit, for error messages about an answer."""
 
-    def __init__(self, labels: SampleLabels, units: np.ndarray) -> None:
+    def __init__(self, labels: Sequence[str], units: np.ndarray) -> None:
         self.labels, self.units = labels, units
 
     def __len__(self) -> int:

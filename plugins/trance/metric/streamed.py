@@ -27,7 +27,8 @@ from plugins.trance.metric.predictions import (
     prediction_problems,
     read_packed_predictions,
 )
-from plugins.trance.metric.scores import evaluate_event, score_basic
+from plugins.trance.metric.reading import EncodedSamples, SampleBatches, read_sample_batches
+from plugins.trance.metric.scores import encode_samples, evaluate_encoded, evaluate_event, score_basic
 from plugins.trance.metric.summary import (
     ONE_CAMERA,
     VARIANT,
@@ -40,6 +41,10 @@ from plugins.trance.metric.view import ViewCameras
 
 #: Samples scored at a time: memory holds one batch of parsed samples, never the whole file.
 BATCH = 4096
+#: A file read as arrays (`reading.read_sample_batches`) is scored this many BATCHes at a time:
+#: its batch holds a few hundred bytes a sample, not the parsed samples, and the replays of
+#: order-sensitivity are numpy calls on small arrays, fewer for larger batches.
+FILE_BATCHES = 4
 
 
 def batches(samples: Iterable[Sample], size: int | None = None) -> Iterator[list[Sample]]:
@@ -101,15 +106,16 @@ def unit_camera_codes(idx: Any, chosen: Any, errors: RecordErrors) -> list[int]:
 
 
 def evaluate_event_batches(
-    samples: Iterable[Sample],
+    samples: Iterable[Sample] | SampleBatches,
     predictions: Mapping[int, Any] | PackedPredictions,
     cameras: Mapping[Any, CameraChoice] | None = None,
     *,
     view: bool = False,
     seconds: Mapping[Any, float] | None = None,
 ) -> EventRun:
-    """`evaluate_event` over samples read BATCH at a time (a list, or a stream of a file):
-    memory holds one batch of samples and the per-unit arrays. Every fault of every batch is
+    """`evaluate_event` over samples read BATCH at a time (a list, or a stream of a file), or
+    over the batches of a file already read as arrays (`reading.read_sample_batches`): memory
+    holds one batch of samples and the per-unit arrays. Every fault of every batch is
     reported in one FormatError; the same idx twice is a ValueError naming it.
 
     Event (`view` False): one unit per sample, answered by a list of steps. View: one unit per
@@ -129,16 +135,30 @@ def evaluate_event_batches(
     errors = RecordErrors()
     packed = isinstance(predictions, PackedPredictions)
     count = 0
-    for batch in batches(samples):
-        batch_idxs = [sample["idx"] for sample in batch]
+    for batch in samples if isinstance(samples, SampleBatches) else batches(samples):
+        encoded_samples = batch if isinstance(batch, EncodedSamples) else None
+        batch_idxs = (
+            encoded_samples.idxs if encoded_samples is not None else [sample["idx"] for sample in batch]
+        )
         for idx in batch_idxs:
             if idx in seen:
                 raise ValueError(f"idx {idx}: the samples hold this idx twice")
             seen.add(idx)
-        count += len(batch)
+        count += len(batch_idxs)
         units: list[int] = []
         answers: list[Any] = []
-        for number, idx in enumerate(batch_idxs):
+        batch_answers = list(map(predictions.get, batch_idxs)) if packed and not view else []
+        quick = bool(batch_answers) and set(map(type, batch_answers)) <= {bytes, type(None)}
+        if quick:
+            # Event, every answer a packed list of steps or none: what the loop below does for
+            # each sample, a few calls for the batch.
+            idxs += batch_idxs
+            unanswered += [answer is None for answer in batch_answers]
+            missing += [idx for idx, answer in zip(batch_idxs, batch_answers, strict=True) if answer is None]
+            answers = [b"" if answer is None else answer for answer in batch_answers]
+            if seconds is not None:
+                unit_seconds += map(seconds.get, batch_idxs)
+        for number, idx in enumerate(() if quick else batch_idxs):
             answer = predictions.get(idx)
             if not view:
                 codes: Sequence[int | None] = (None,)
@@ -176,7 +196,11 @@ def evaluate_event_batches(
         )
         try:
             parts.append(
-                evaluate_event(batch, encoded, None if not view else np.array(units, dtype=np.int64))
+                evaluate_encoded(
+                    encoded_samples if encoded_samples is not None else encode_samples(batch),
+                    encoded,
+                    None if not view else np.array(units, dtype=np.int64),
+                )
             )
         except FormatError as error:
             errors.extend(error.errors)
@@ -317,7 +341,7 @@ def unit_problems(missing: list[Any], empty_means: str) -> list[str]:
 
 
 def score_event(
-    samples: Iterable[Sample], predictions: Mapping[int, Sequence[Step]] | PackedPredictions
+    samples: Iterable[Sample] | SampleBatches, predictions: Mapping[int, Sequence[Step]] | PackedPredictions
 ) -> Scored:
     """Event: AD, AND, LAcc, Acc, EO and the error rates over all samples, by true length and
     over the order-sensitive samples.
@@ -336,7 +360,7 @@ def score_event(
 
 
 def score_view_cameras(
-    samples: Iterable[Sample],
+    samples: Iterable[Sample] | SampleBatches,
     predictions: Mapping[int, Any] | PackedPredictions,
     shown: Mapping[Any, CameraChoice] | None = None,
     *,
@@ -363,7 +387,7 @@ def score_view_cameras(
 
 
 def score_view(
-    samples: Iterable[Sample],
+    samples: Iterable[Sample] | SampleBatches,
     predictions: Mapping[int, Any] | PackedPredictions,
     cameras: Mapping[Any, str],
 ) -> Scored:
@@ -394,11 +418,13 @@ def score_file(
     """Score a prediction file against a data.jsonl file (raw bytes, or files open for reading)
     in one setting.
 
-    The ground truth is read by the TRANCE format module (`formats.iter_samples`: the checks of
-    `formats.parse`, every bad record named, without building catalog records), one line at a
-    time when it is an open file and scored BATCH samples at a time, so memory holds one batch of
-    samples, the predictions and a few bytes of results per unit; the predictions by
-    `parse_predictions`.
+    The ground truth is read with the checks of `formats.parse` (every bad record named, without
+    building catalog records), as it is scored when it is an open file. Event and View read it
+    a few records at a time, each chunk checked and encoded right after its parse, and score
+    FILE_BATCHES x BATCH samples at a time as arrays (`reading.read_sample_batches`), so memory
+    holds a few hundred bytes a sample of a batch, the predictions and a few bytes of results
+    per unit. The predictions are read by `parse_predictions` (Basic), or packed as they are
+    read (`read_packed_predictions`).
 
     `setting`: "basic", "event" or "view". View, `variant` "official": every sample under each
     final camera (`score_view_cameras`; `cameras`, if given, names the cameras shown per idx).
@@ -415,13 +441,16 @@ def score_file(
     with paused_gc():
         read = parse_predictions if setting == BASIC else read_packed_predictions
         predictions = read(predictions_data, source=predictions_source)
-        samples = formats.iter_samples(gt_data, source=gt_source)
         if setting == BASIC:
             truths = [
-                {"idx": sample["idx"], "transformations": sample["transformations"]} for sample in samples
+                {"idx": sample["idx"], "transformations": sample["transformations"]}
+                for sample in formats.iter_samples(gt_data, source=gt_source)
             ]
             scored = score_basic(truths, predictions)
-        elif setting == EVENT:
+            del truths, predictions
+            return scored
+        samples = read_sample_batches(gt_data, size=FILE_BATCHES * BATCH, source=gt_source)
+        if setting == EVENT:
             scored = score_event(samples, predictions)
         elif variant == VARIANT:
             scored = score_view_cameras(samples, predictions, cameras)
