@@ -291,8 +291,8 @@ class BenchmarkSpec:
     region_kind: str = ""
     #: Whether scoring needs the dataset's scenes (when the masks scored live in the scenes file).
     scenes_needed_to_score: bool = False
-    #: Whether scoring reads the dataset's scenes where it has them, without needing them (CRIC's
-    #: object sizes come from its scene graphs): the app passes them; a file scored without them
+    #: Whether scoring reads the dataset's scenes where it has them, without needing them
+    #: (object sizes read from scene graphs, say): the app passes them; a file scored without them
     #: has those figures left out.
     scenes_read_to_score: bool = False
     #: Whether `score_files` takes files open for reading and scores as it reads them (bounded

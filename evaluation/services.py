@@ -257,7 +257,7 @@ def check_known(dataset: Dataset, units: list[UnitRow], answers: dict[str, Any],
 
 def unit_scores(spec, items: list[dict[str, Any]]) -> dict[str, dict[str, Any] | list[dict[str, Any]]]:
     """unit id -> what its prediction row keeps of the metric's per-unit rows: the row, or the list
-    of them where the metric scores a unit more than once (TRANCE View: once per final camera);
+    of them where the metric scores a unit more than once (once per camera a sample was shown from, say);
     `per_unit_rows` reads either back."""
     rows: dict[str, Any] = {}
     for row in items:

@@ -29,7 +29,7 @@ from humantest.trials import TrialUnit, trial_for
 def unit_for(trial: Trial) -> TrialUnit:
     """What a trial type sees of a trial: its item and part, what the plan chose for it (a camera),
     the plan's setting and, once the trial is finished, the seconds it took (for the time per
-    condition a benchmark reports: TRANCE's seconds per final camera)."""
+    condition a benchmark reports, such as seconds per camera)."""
     context = {**trial.context, "setting": trial.session.plan.setting}
     seconds = trial.seconds_used
     if seconds is not None:

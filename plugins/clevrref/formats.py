@@ -275,3 +275,23 @@ def check_against_scenes(records: list[CatalogRecord], scenes: list[SceneRecord]
                     )
                 )
     return errors
+
+
+#: Program step types in the order the by-step breakdown lists them (any other type after them).
+STEP_TYPES = (
+    "scene",
+    "filter_size",
+    "filter_color",
+    "filter_material",
+    "filter_shape",
+    "filter_visibleout",
+    "filter_ordinal",
+    "unique",
+    "relate",
+    "same_size",
+    "same_color",
+    "same_material",
+    "same_shape",
+    "intersect",
+    "union",
+)

@@ -176,23 +176,7 @@ ATTRIBUTES = ("size", "color", "material", "shape")
 INCLUDED, EXCLUDED, NO_SINGLE = "included", "excluded", "none"
 ZERO_RELATE_GROUPS = (INCLUDED, EXCLUDED, NO_SINGLE)
 #: Program step types in the order the by-step breakdown lists them (any other type after them).
-STEP_TYPES = (
-    "scene",
-    "filter_size",
-    "filter_color",
-    "filter_material",
-    "filter_shape",
-    "filter_visibleout",
-    "filter_ordinal",
-    "unique",
-    "relate",
-    "same_size",
-    "same_color",
-    "same_material",
-    "same_shape",
-    "intersect",
-    "union",
-)
+STEP_TYPES = formats.STEP_TYPES
 #: The per-expression field holding the mean IoU of its predicted steps of one type.
 STEP_IOU_FIELD = "step_iou_{}"
 CHAIN, TREE = "chain", "tree"

@@ -22,7 +22,7 @@ from benchmarks.spec import (
     ScoringInput,
     rectangle,
 )
-from plugins.clevrref.formats import referred_objects
+from plugins.clevrref.formats import STEP_TYPES, referred_objects
 
 DEMO_IMAGES = 40
 #: The metric's second variant (plugins.clevrref.metric.FULL_RESOLUTION).
@@ -45,24 +45,6 @@ ZERO_RELATE_GROUPS = (
     Choice("included", _("attribute named")),
     Choice("excluded", _("attribute left out")),
     Choice("none", _("no single attribute")),
-)
-#: Program step types, in the by-step table's order (plugins.clevrref.metric.STEP_TYPES).
-STEP_TYPES = (
-    "scene",
-    "filter_size",
-    "filter_color",
-    "filter_material",
-    "filter_shape",
-    "filter_visibleout",
-    "filter_ordinal",
-    "unique",
-    "relate",
-    "same_size",
-    "same_color",
-    "same_material",
-    "same_shape",
-    "intersect",
-    "union",
 )
 
 
