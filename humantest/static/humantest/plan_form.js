@@ -54,15 +54,18 @@ refresh();
 const power = document.getElementById("power-form");
 const result = document.getElementById("power-result");
 const rows = document.getElementById("power-model-row");
+let latest = 0; // an answer to an older request (another dataset) must not overwrite a newer one
 
 async function computePower(event) {
   if (event) event.preventDefault();
+  const asked = ++latest;
   const query = new URLSearchParams(new FormData(power));
   query.set("format", "json");
   query.set("dataset", dataset.value || "");
   const response = await fetch(`${window.location.pathname}?${query}`, { headers: { Accept: "application/json" } });
   if (!response.ok) return;
   const answer = await response.json();
+  if (asked !== latest) return;
   if (event) {
     result.className = answer.error ? "error" : "";
     if (answer.error) result.textContent = answer.error;
