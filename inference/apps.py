@@ -22,3 +22,9 @@ class InferenceConfig(AppConfig):
             weak=False,
             dispatch_uid="inference.model-run-predictions",
         )
+        post_delete.connect(
+            files_removed_with_the_row("audit"),
+            sender=ModelRun,
+            weak=False,
+            dispatch_uid="inference.model-run-audit",
+        )

@@ -44,7 +44,11 @@ class RunForm(forms.Form):
         label=gettext_lazy("Device"), choices=DEVICE_CHOICES, initial=ModelRun.Device.AUTO
     )
     batch_size = forms.IntegerField(
-        label=gettext_lazy("Batch size"), min_value=1, max_value=MAX_BATCH_SIZE, initial=32
+        label=gettext_lazy("Batch size"),
+        min_value=1,
+        max_value=MAX_BATCH_SIZE,
+        required=False,
+        help_text=gettext_lazy("Empty: the model's own (32 for the baselines)."),
     )
     seed = forms.IntegerField(
         label=gettext_lazy("Seed"),

@@ -50,6 +50,15 @@ class ModelRun(BenchmarkNamed, Job):
         help_text=_("The checkpoint file (learned baselines), as given."),
     )
     checkpoint_sha256 = models.CharField(max_length=64, blank=True, default="")
+    plugin = models.CharField(
+        max_length=300,
+        blank=True,
+        default="",
+        help_text=_("A model plug-in's \"module:Class\" path (empty for a baseline): the worker imports it."),
+    )
+    options = models.JSONField(
+        default=dict, blank=True, help_text=_("A served model's endpoint and request settings.")
+    )
     code_version = models.CharField(max_length=64, blank=True, default="")
     parameters = models.JSONField(default=dict, blank=True, help_text=_("What the baseline says of itself."))
     stage = models.CharField(max_length=100, blank=True, default="")
@@ -58,6 +67,12 @@ class ModelRun(BenchmarkNamed, Job):
     cancel_requested = models.BooleanField(default=False)
     error = models.TextField(blank=True, default="")
     predictions = models.FileField(upload_to="model-runs/%Y/%m/", storage=uploads, blank=True)
+    audit = models.FileField(
+        upload_to="model-runs/%Y/%m/",
+        storage=uploads,
+        blank=True,
+        help_text=_("A served model's requests and responses, one JSON line each."),
+    )
     submission = models.ForeignKey(
         Submission, null=True, blank=True, on_delete=models.SET_NULL, related_name="model_runs"
     )

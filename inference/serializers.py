@@ -18,7 +18,7 @@ class ModelRunSerializer(serializers.ModelSerializer):
     class Meta:
         model = ModelRun
         fields = [
-            "id", "dataset", "baseline", "setting", "device", "used_device", "batch_size", "seed",
+            "id", "dataset", "baseline", "plugin", "setting", "device", "used_device", "batch_size", "seed",
             "checkpoint_sha256", "code_version", "parameters", "status", "stage", "done", "total",
             "percent", "cancel_requested", "error", "submission", "summary", "created_at", "started_at",
             "heartbeat_at", "finished_at",
@@ -40,7 +40,13 @@ class StartRunSerializer(serializers.Serializer):
         help_text="The file name of a checkpoint in the server's checkpoint folder (empty: the baseline's own).",
     )
     device = serializers.ChoiceField(choices=ModelRun.Device.values, default=ModelRun.Device.AUTO)
-    batch_size = serializers.IntegerField(min_value=1, max_value=MAX_BATCH_SIZE, default=32)
+    batch_size = serializers.IntegerField(
+        min_value=1,
+        max_value=MAX_BATCH_SIZE,
+        default=None,
+        allow_null=True,
+        help_text="Empty: the model's own (32 for the baselines; a plug-in declares its own).",
+    )
     seed = serializers.IntegerField(default=0, **INT32_BOUNDS)
 
     def validate_checkpoint(self, value: str) -> str:

@@ -40,6 +40,8 @@ from inference.baselines import (
     load_baseline,
 )
 from inference.models import ModelRun
+from inference.plugins import Plugin, PluginBaseline, PluginFailed, import_model
+from inference.selectors import model_plugins, plugin_makers
 from jobs import services as jobs
 from jobs.models import ACTIVE
 
@@ -72,15 +74,17 @@ def checked_baseline(
     *,
     setting: str = "",
     checkpoint: str | Path | None = None,
-    batch_size: int = 32,
+    batch_size: int | None = None,
     device: str = ModelRun.Device.AUTO,
 ) -> tuple[Baseline, Path | None]:
     """The baseline and its checkpoint file once every choice is checked; RunRefused says what is wrong."""
     spec = dataset.spec
     try:
-        baseline = load_baseline(spec, baseline_name)
+        baseline = load_baseline(spec, baseline_name, plugin_makers(spec))
     except BaselineRefused as error:
-        raise RunRefused(f"{dataset}: {error}") from None
+        raise RunRefused(f"{dataset}: {error}{broken_plugins_note(spec)}") from None
+    if batch_size is None:
+        batch_size = baseline.default_batch_size
     problem = spec.setting_problem(setting) or baseline.setting_problem(setting)
     if problem:
         raise RunRefused(_("setting: %(problem)s") % {"problem": problem})
@@ -123,7 +127,7 @@ def start_run(
     setting: str = "",
     checkpoint: str | Path | None = None,
     device: str = ModelRun.Device.AUTO,
-    batch_size: int = 32,
+    batch_size: int | None = None,
     seed: int = 0,
     user=None,
     enqueue: bool = True,
@@ -141,9 +145,10 @@ def start_run(
     run = ModelRun.objects.create(
         dataset=dataset,
         baseline=chosen.name,
+        plugin=chosen.plugin.path if isinstance(chosen, PluginBaseline) else "",
         setting=setting,
         device=device,
-        batch_size=batch_size,
+        batch_size=batch_size if batch_size is not None else chosen.default_batch_size,
         seed=seed,
         checkpoint=str(path) if path else "",
         checkpoint_sha256=file_digest(path) if path else "",
@@ -154,6 +159,29 @@ def start_run(
     if enqueue:
         jobs.enqueue("inference.run_model", run.pk, queue=GPU_QUEUE)
     return run
+
+
+def broken_plugins_note(spec) -> str:
+    """For a refusal of an unknown name: the plug-ins that could not be loaded, which may be it."""
+    broken = [plugin for plugin in model_plugins() if plugin.problem and plugin.benchmark in ("", spec.name)]
+    if not broken:
+        return ""
+    return "; these model plug-ins could not be loaded: " + "; ".join(
+        plugin.problem.splitlines()[0] for plugin in broken
+    )
+
+
+def run_model(run: ModelRun) -> Baseline:
+    """The run's baseline, or its plug-in imported again here (a worker may lack what the web
+    server had: then PluginBroken says why, with the traceback)."""
+    spec = run.dataset.spec
+    if not run.plugin:
+        return load_baseline(spec, run.baseline)
+    known = next((plugin for plugin in model_plugins() if plugin.path == run.plugin), None)
+    plugin = known if known is not None and not known.problem else Plugin(path=run.plugin, source="run")
+    if plugin.model_class is None:
+        plugin.model_class = import_model(run.plugin)
+    return PluginBaseline(spec, plugin)
 
 
 def run_limit_problem(user) -> str | None:
@@ -273,7 +301,7 @@ def execute_run(run: ModelRun, *, progress: Callable[[ModelRun], None] | None = 
         except RunTakenAway:
             logger.warning("model run %s stopped: its row no longer says it is running", run.pk)
             run = ModelRun.objects.filter(pk=run.pk).first() or run
-        except (RunRefused, BaselineRefused, SubmissionRefused, ValueError) as error:
+        except (RunRefused, BaselineRefused, SubmissionRefused, PluginFailed, ValueError) as error:
             finish(run, ModelRun.Status.FAILED, error=str(error), stage="failed")
         except Exception as error:  # the row must not stay "running": say what broke
             logger.exception("model run %s failed", run.pk)
@@ -286,8 +314,8 @@ def execute_run(run: ModelRun, *, progress: Callable[[ModelRun], None] | None = 
 def answer_and_submit(run: ModelRun, progress: Callable[[ModelRun], None] | None) -> None:
     dataset = run.dataset
     spec = dataset.spec
-    baseline = load_baseline(spec, run.baseline)
-    device = resolve_device(run.device) if baseline.learned else CPU
+    baseline = run_model(run)
+    device = resolve_device(baseline.device_for(run.device)) if baseline.learned else CPU
     units = dataset_units(dataset)
     check_scorable(run, units)
     run.total = len(units)
@@ -302,6 +330,7 @@ def answer_and_submit(run: ModelRun, progress: Callable[[ModelRun], None] | None
             checkpoint=Path(run.checkpoint) if run.checkpoint else None,
             batch_size=run.batch_size,
             workers=settings.INFERENCE_LOADER_WORKERS if baseline.learned else 0,
+            cache_dir=Path(settings.INFERENCE_CACHE_DIR),
         ),
     )
     run.parameters = baseline.parameters()
@@ -373,6 +402,7 @@ def run_parameters(run: ModelRun, baseline: Baseline) -> dict[str, Any]:
     return {
         "model_run": run.pk,
         "baseline": run.baseline,
+        **({"plugin": run.plugin} if run.plugin else {}),
         "baseline_uses": baseline.uses,
         "checkpoint": Path(run.checkpoint).name if run.checkpoint else "",
         "checkpoint_sha256": run.checkpoint_sha256,

@@ -78,7 +78,12 @@ def run_new(request):
     return render(
         request,
         "inference/run_form.html",
-        {"form": form, "baselines": baselines, "datasets": settings_by_benchmark},
+        {
+            "form": form,
+            "baselines": baselines,
+            "datasets": settings_by_benchmark,
+            "broken_plugins": selectors.broken_plugins(),
+        },
     )
 
 

@@ -320,12 +320,19 @@ CELERY_BEAT_SCHEDULE = {"declare-lost-jobs": {"task": "jobs.declare_lost", "sche
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 # Processes that read and decode images for a learned baseline's batches (0: the run's own process).
 INFERENCE_LOADER_WORKERS = int(os.environ.get("YARDSTICK_INFERENCE_LOADER_WORKERS", "0"))
+# Where image models keep their inputs decoded and resized, one file per dataset and image size,
+# so a second run reads them instead of decoding them again (docs/inference.md, "Throughput").
+INFERENCE_CACHE_DIR = Path(os.environ.get("YARDSTICK_INFERENCE_CACHE_DIR", str(VAR_DIR / "inference-cache")))
 # The most model runs one person may have queued or running at once (0: no limit), and the most
 # imports, and uploads being scored by a worker, each (the queues are shared).
 MODEL_RUNS_PER_PERSON = int(os.environ.get("YARDSTICK_MODEL_RUNS_PER_PERSON", "4"))
 JOBS_PER_PERSON = int(os.environ.get("YARDSTICK_JOBS_PER_PERSON", "4"))
 # Where checkpoints people can choose on the run form live (files named *.pt), besides the shipped ones.
 CHECKPOINT_DIR = Path(os.environ.get("YARDSTICK_CHECKPOINT_DIR", str(VAR_DIR / "checkpoints")))
+# Model plug-ins (docs/models.md): besides installed packages' `yardstick.models` entry points,
+# "module:Class" paths (comma-separated) importable from MODELS_DIR. Web and workers must agree.
+MODELS_DIR = Path(os.environ.get("YARDSTICK_MODELS_DIR", str(VAR_DIR / "models")))
+MODELS = [path.strip() for path in os.environ.get("YARDSTICK_MODELS", "").split(",") if path.strip()]
 # A running job's worker beats every JOB_HEARTBEAT_S; a job without a beat for JOB_LOST_AFTER_S
 # is declared failed (its worker was killed) by the reaper, at a worker's start and every
 # JOB_REAP_EVERY_S.

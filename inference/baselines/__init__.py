@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import random
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -66,6 +66,8 @@ class RunChoices:
     batch_size: int = 32
     #: Processes that read and decode inputs for learned baselines (0: in the running process).
     workers: int = 0
+    #: Where image models keep decoded, resized inputs between runs (None: no cache; see inputs_cache).
+    cache_dir: Path | None = None
 
 
 class Baseline:
@@ -88,6 +90,15 @@ class Baseline:
     settings: tuple[str, ...] = ()
     #: The checkpoint used when a run names none (learned baselines only), relative to this module.
     default_checkpoint: Path | None = None
+    #: The batch size a run uses when it names none.
+    default_batch_size: int = 32
+    #: A model plug-in's "module:Class" path ("" for the benchmark's own baselines).
+    plugin_path: str = ""
+
+    @property
+    def takes_checkpoint(self) -> bool:
+        """Whether a run may choose its checkpoint from the checkpoint folder."""
+        return self.learned and not self.plugin_path
 
     def __init__(self, spec: BenchmarkSpec):
         self.spec = spec
@@ -120,6 +131,10 @@ class Baseline:
             return checkpoint
         return self.default_checkpoint
 
+    def device_for(self, requested: str) -> str:
+        """The device a run asks for ("auto", "cpu", "cuda"), as this model reads the choice."""
+        return requested
+
     # --- a run ----------------------------------------------------------------------------------
 
     def load(self, units: Sequence[Unit], choices: RunChoices) -> None:
@@ -141,14 +156,17 @@ class Baseline:
         return {}
 
 
-def load_baseline(spec: BenchmarkSpec, name: str) -> Baseline:
-    """A fresh instance of the benchmark's baseline called `name`; BaselineRefused names the choices."""
+def load_baseline(spec: BenchmarkSpec, name: str, extra: Mapping[str, Callable[[], Baseline]] | None = None) -> Baseline:
+    """A fresh instance of the benchmark's baseline called `name`, or of one of the `extra` models
+    (name -> maker: the model plug-ins of this benchmark); BaselineRefused names the choices."""
     for path in spec.baselines:
         baseline_class = import_baseline(path)
         if baseline_class.name == name:
             return baseline_class(spec)
-    known = ", ".join(baseline_names(spec)) or "none"
-    raise BaselineRefused(f"{spec.title} has no baseline {name!r} (it has: {known})")
+    if extra and name in extra:
+        return extra[name]()
+    known = ", ".join([*baseline_names(spec), *(extra or {})]) or "none"
+    raise BaselineRefused(f"{spec.title} has no baseline or model {name!r} (it has: {known})")
 
 
 def import_baseline(path: str) -> type[Baseline]:

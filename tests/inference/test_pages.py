@@ -108,7 +108,7 @@ def test_the_api_starts_lists_and_cancels_runs_and_refuses_bad_choices(
         run_id
     ]
     refused = api.post("/api/v1/model-runs/", {"dataset": dots.pk, "baseline": "oracle"}, format="json")
-    assert refused.status_code == 400 and "has no baseline 'oracle'" in refused.json()["detail"]
+    assert refused.status_code == 400 and "has no baseline or model 'oracle'" in refused.json()["detail"]
     refused = api.post(
         "/api/v1/model-runs/",
         {"dataset": dots.pk, "baseline": "guess", "checkpoint": "../../etc/passwd"},

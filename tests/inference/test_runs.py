@@ -108,7 +108,7 @@ def test_a_running_run_without_a_sign_of_life_is_declared_failed(dots, settings)
 @pytest.mark.parametrize(
     ("choices", "message"),
     [
-        ({"baseline": "oracle"}, "has no baseline 'oracle' (it has: blobs, guess)"),
+        ({"baseline": "oracle"}, "has no baseline or model 'oracle' (it has: blobs, guess)"),
         ({"baseline": "blobs", "setting": "event"}, "setting: Dot count has no settings"),
         ({"baseline": "guess", "checkpoint": "__FILE__"}, "is not a learned model: it takes no checkpoint"),
         ({"baseline": "guess", "checkpoint": "/nonexistent/model.pt"}, "no such file /nonexistent/model.pt"),
@@ -134,7 +134,7 @@ def test_a_baseline_that_looks_at_images_is_refused_on_a_dataset_imported_withou
 
 
 def test_a_baseline_of_another_benchmark_is_refused(dots, trance_dataset):
-    with pytest.raises(RunRefused, match="has no baseline 'blobs'"):
+    with pytest.raises(RunRefused, match="has no baseline or model 'blobs'"):
         start_run(dataset=trance_dataset, baseline="blobs")
     assert not ModelRun.objects.exists()
 
@@ -148,7 +148,7 @@ def test_the_command_runs_with_a_progress_bar_and_prints_the_scores(dots):
     call_command("run_baseline", "guess", "dots", "--seed", "1", "--json", stdout=out)
     result = json.loads(out.getvalue())
     assert result["status"] == "succeeded" and result["answered"] == len(COUNTS)
-    with pytest.raises(CommandError, match="has no baseline 'nope'"):
+    with pytest.raises(CommandError, match="has no baseline or model 'nope'"):
         call_command("run_baseline", "nope", "dots")
     with pytest.raises(CommandError, match="no dataset with id or name 'nothing'"):
         call_command("run_baseline", "guess", "nothing")

@@ -14,17 +14,22 @@ from inference.services import RunRefused, execute_run, start_run
 
 class Command(BaseCommand):
     help = (
-        "Run a baseline on a dataset's units and score its answers as a model submission (the report's "
+        "Run a baseline or a model plug-in on a dataset's units and score its answers as a model submission (the report's "
         "model row). Runs here with a progress bar, or with --enqueue on the worker's gpu queue."
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("baseline", help="the baseline's name (unknown: the error lists the dataset's)")
+        parser.add_argument(
+            "baseline",
+            help="the baseline's or model plug-in's name (unknown: the error lists the dataset's)",
+        )
         parser.add_argument("dataset", help="the dataset's id, or its name when that is unique")
         parser.add_argument("--setting", default=None, help="the benchmark's setting (default: its first)")
         parser.add_argument("--checkpoint", default=None, help="checkpoint file of a learned baseline")
         parser.add_argument("--device", default="auto", choices=ModelRun.Device.values)
-        parser.add_argument("--batch-size", type=int, default=32)
+        parser.add_argument(
+            "--batch-size", type=int, default=None, help="default: the model's own (32 for the baselines)"
+        )
         parser.add_argument("--seed", type=int, default=0, help="the same seed gives the same answers")
         parser.add_argument(
             "--enqueue", action="store_true", help="hand the run to a worker and follow its progress"

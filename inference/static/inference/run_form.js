@@ -23,8 +23,11 @@ function refresh() {
     return option;
   }));
   settingSelect.closest(".field").hidden = !chosen || chosen.settings.length < 2;
-  const learned = baselineSelect.selectedOptions[0] && baselineSelect.selectedOptions[0].dataset.learned === "1";
-  checkpointField.hidden = !learned;
+  const model = baselineSelect.selectedOptions[0];
+  const learned = model && model.dataset.learned === "1";
+  checkpointField.hidden = !(model && model.dataset.checkpoint === "1");
+  // Empty batch size: the model's own, shown as the placeholder.
+  document.getElementById("id_batch_size").placeholder = model ? model.dataset.batchSize : "";
   document.getElementById("id_device").closest(".field").hidden = !learned;
 }
 

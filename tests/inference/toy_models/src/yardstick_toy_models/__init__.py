@@ -1,0 +1,1 @@
+"""Toy model plug-ins for Yardstick's tests."""

@@ -1,0 +1,33 @@
+"""Plug-ins that go wrong the ways a researcher's model does."""
+
+from inference.plugins import Model
+
+
+class WrongShape(Model):
+    """Answers a bare number where the benchmark's file holds a record with the unit's id."""
+
+    benchmark = "dotcount"
+    name = "shape-error"
+    device = "cpu"
+
+    def predict(self, batch):
+        return [3 for _ in batch]
+
+
+class FailsOnThirdBatch(Model):
+    benchmark = "dotcount"
+    name = "third-batch"
+    device = "cpu"
+    batch_size = 2
+
+    def load(self, context):
+        self.batches = 0
+
+    def predict(self, batch):
+        self.batches += 1
+        if self.batches == 3:
+            return self.divide(len(batch))
+        return [{"id": unit.id, "answer": "1"} for unit in batch]
+
+    def divide(self, size):
+        return size / 0
