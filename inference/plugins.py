@@ -304,17 +304,27 @@ class PluginBaseline(Baseline):
             raise PluginFailed(
                 f"{self.plugin.path}: predict gave {len(answers)} answers for a batch of {len(units)} units"
             )
-        try:
-            data = self.spec.write_predictions(
-                [(unit.id, answer) for unit, answer in zip(units, answers, strict=True)]
-            )
-            self.spec.read_predictions(data, source=f"{self.title}'s answers")
-        except ValueError as error:
-            raise PluginFailed(f"{self.plugin.path}: answers in the wrong shape: {error}") from error
-        except (TypeError, KeyError, AttributeError) as error:
-            raise PluginFailed(
-                f"{self.plugin.path}: answers in the wrong shape ({type(error).__name__}: {error})"
-            ) from error
+        for unit, answer in zip(units, answers, strict=True):
+            # One answer at a time, so that a refusal names the unit, not a place in the batch.
+            try:
+                data = self.spec.write_predictions([(unit.id, answer)])
+                read = self.spec.read_predictions(data, source=f"{self.title}'s answer")
+            except ValueError as error:
+                raise PluginFailed(
+                    f"{self.plugin.path}: the answer for unit {unit.id} is in the wrong shape: {error}"
+                ) from error
+            except (TypeError, KeyError, AttributeError) as error:
+                raise PluginFailed(
+                    f"{self.plugin.path}: the answer for unit {unit.id} is in the wrong shape "
+                    f"({type(error).__name__}: {error})"
+                ) from error
+            named = [str(key) for key in read]
+            if named != [unit.id]:
+                raise PluginFailed(
+                    f"{self.plugin.path}: the answer for unit {unit.id} names "
+                    f"{', '.join(named) or 'no unit'} (answers come in the order of the batch, each "
+                    "naming its own unit)"
+                )
 
     def parameters(self) -> dict[str, Any]:
         own = self.model.parameters() if self.model is not None else {}

@@ -128,8 +128,11 @@ def test_the_command_line_and_the_api_run_it_too(toy_models, dots):
 def test_answers_in_the_wrong_shape_fail_the_run_and_nothing_is_scored(toy_models, dots):
     run = execute_run(start_run(dataset=dots, baseline="shape-error", enqueue=False))
     assert run.status == "failed" and run.done == 0
-    assert "yardstick_toy_models.faulty:WrongShape: answers in the wrong shape" in run.error
+    assert "yardstick_toy_models.faulty:WrongShape: the answer for unit d0 is in the wrong shape" in run.error
     assert run.submission is None and not Submission.objects.exists()
+    run = execute_run(start_run(dataset=dots, baseline="other-unit", batch_size=4, enqueue=False))
+    assert run.status == "failed" and "the answer for unit d0 names d1" in run.error
+    assert not Submission.objects.exists()
 
 
 def test_an_exception_on_one_batch_fails_the_run_with_its_traceback_and_nothing_is_scored(toy_models, dots):

@@ -31,3 +31,15 @@ class FailsOnThirdBatch(Model):
 
     def divide(self, size):
         return size / 0
+
+
+class NamesAnotherUnit(Model):
+    """Answers each unit with the id of the next one: a shuffled batch."""
+
+    benchmark = "dotcount"
+    name = "other-unit"
+    device = "cpu"
+
+    def predict(self, batch):
+        ids = [unit.id for unit in batch]
+        return [{"id": ids[(index + 1) % len(ids)], "answer": "1"} for index in range(len(ids))]
