@@ -90,3 +90,22 @@ class Job(models.Model):
     @property
     def percent(self) -> int:
         return self.progress()["percent"]
+
+
+class WorkerBeat(models.Model):
+    """A Celery worker's sign of life, on a row (every host shares the database, not always the
+    cache): which queues it consumes and when it was last heard of. The readiness endpoint
+    (/health/workers) reads these; a worker writes its row every JOB_HEARTBEAT_S and deletes it
+    when it stops cleanly."""
+
+    name = models.CharField(max_length=200, unique=True, help_text=_("The worker's Celery name (name@host)."))
+    queues = models.JSONField(default=list, help_text=_("The queues it consumes."))
+    pid = models.PositiveIntegerField(default=0)
+    started_at = models.DateTimeField()
+    beat_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({', '.join(self.queues)})"

@@ -16,7 +16,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from functools import cache as memoize
 
 from django.conf import settings
@@ -143,3 +143,49 @@ def declare_lost_jobs() -> dict[str, list[int]]:
                 handler(job, seconds)
             lost.setdefault(model.kind, []).append(job.pk)
     return lost
+
+
+# --- workers' own signs of life ----------------------------------------------------------------
+
+
+def record_worker_beat(name: str, queues: list[str], pid: int, started_at) -> None:
+    """Write that the worker `name` (consuming `queues`) is alive now. A database too busy to take
+    the write (SQLite during a long import) skips this beat: the next one comes JOB_HEARTBEAT_S later."""
+    from django.db import OperationalError
+
+    from jobs.models import WorkerBeat
+
+    with suppress(OperationalError):
+        WorkerBeat.objects.update_or_create(
+            name=name,
+            defaults={
+                "queues": sorted(queues),
+                "pid": pid,
+                "started_at": started_at,
+                "beat_at": timezone.now(),
+            },
+        )
+
+
+def worker_stopped(name: str) -> None:
+    from jobs.models import WorkerBeat
+
+    WorkerBeat.objects.filter(name=name).delete()
+
+
+def start_worker_beats(name: str, queues: list[str], pid: int) -> threading.Event:
+    """A daemon thread that records the worker's beat every JOB_HEARTBEAT_S until the returned
+    event is set (or the process dies: then the beats stop, and /health/workers says so)."""
+    from django.db import connection
+
+    stop = threading.Event()
+    started_at = timezone.now()
+
+    def beat() -> None:
+        while not stop.is_set():
+            record_worker_beat(name, queues, pid, started_at)
+            connection.close()  # this thread's own connection: none left open between beats
+            stop.wait(settings.JOB_HEARTBEAT_S)
+
+    threading.Thread(target=beat, name=f"{name}-beat", daemon=True).start()
+    return stop

@@ -19,7 +19,7 @@ from evaluation.api import (
 from humantest.api import TestPlanViewSet
 from humantest.study_views import join as humantest_join
 from inference.api import ModelRunViewSet
-from yardstick import views
+from yardstick import health, views
 from yardstick.media import serve_media
 
 router = DefaultRouter()
@@ -32,6 +32,9 @@ router.register("model-runs", ModelRunViewSet, basename="modelrun")
 
 urlpatterns = [
     path("", views.home, name="home"),
+    path("health/live", health.live, name="health-live"),
+    path("health/ready", health.ready, name="health-ready"),
+    path("health/workers", health.workers, name="health-workers"),
     path("favicon.ico", RedirectView.as_view(url=static("favicon.svg"), permanent=True)),
     path("accounts/", include("accounts.urls")),
     # The interface's words for the pages' scripts, in the reader's language (gettext() in JS).

@@ -36,6 +36,11 @@ job = ImportJob.objects.get(pk={pk})
 print(job.status, job.dataset.item_count if job.dataset else 0, "|".join(job.errors))
 """
 
+WORKER_BEAT = """
+from jobs.models import WorkerBeat
+print("|".join(",".join(beat.queues) for beat in WorkerBeat.objects.all()) or "none")
+"""
+
 
 def manage(env: dict, *args: str) -> str:
     result = subprocess.run(
@@ -72,7 +77,12 @@ def test_a_queued_import_is_run_by_a_real_worker(tmp_path):
                 break
             time.sleep(0.5)
         assert state == "succeeded 1", state
+        # The worker records its own sign of life with its queues (what /health/workers reads).
+        beat = manage(env, "shell", "-v0", "-c", WORKER_BEAT)
+        assert beat == "celery,gpu,imports", beat
     finally:
         worker.terminate()
         log = worker.communicate(timeout=30)[0]
     assert "benchmarks.run_import" in log
+    # A clean stop removes the row: no queue is reported as served by a worker that is gone.
+    assert manage(env, "shell", "-v0", "-c", WORKER_BEAT) == "none"
