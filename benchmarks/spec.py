@@ -309,6 +309,10 @@ class BenchmarkSpec:
     #: Dotted paths "module:Class" of its baselines (`inference.baselines.Baseline` subclasses in
     #: inference/baselines/<name>): what `manage.py run_baseline` and the inference pages can run on its datasets.
     baselines: tuple[str, ...] = ()
+    #: Dotted path "module:Class" of its prompt and parser for served models (an
+    #: `inference.served.ServedFormat` subclass in `plugins/<name>/served.py`), or "" when no served
+    #: model can answer its items: where there is one, the inference pages offer the model `served`.
+    served: str = ""
     #: Per-unit fields of the metric's rows that two report rows can be compared within (a
     #: transformation length, a question type...): value = the field, label = its name.
     comparison_strata: tuple[Choice, ...] = ()

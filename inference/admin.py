@@ -18,11 +18,15 @@ class ModelRunAdmin(admin.ModelAdmin):
     ]
     list_filter = ["status", "baseline"]
     # The prediction file lives outside the media folder (no URL): its name is shown, not a link.
-    exclude = ["predictions"]
-    readonly_fields = [field.name for field in ModelRun._meta.fields if field.name != "predictions"] + [
-        "predictions_file"
-    ]
+    exclude = ["predictions", "audit"]
+    readonly_fields = [
+        field.name for field in ModelRun._meta.fields if field.name not in ("predictions", "audit")
+    ] + ["predictions_file", "audit_file"]
 
     @admin.display(description="predictions file")
     def predictions_file(self, run: ModelRun) -> str:
         return run.predictions.name or "–"
+
+    @admin.display(description="requests and responses")
+    def audit_file(self, run: ModelRun) -> str:
+        return run.audit.name or "–"

@@ -1,9 +1,10 @@
 """The model-run API under /api/v1/model-runs/: start, follow and cancel runs."""
 
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, permissions, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import PermissionDenied, ValidationError
+from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
 from rest_framework.response import Response
 
 from accounts.inputs import InputRefused, object_id
@@ -13,6 +14,7 @@ from inference.models import ModelRun
 from inference.selectors import runs_for
 from inference.serializers import ModelRunSerializer, StartRunSerializer
 from inference.services import RunRefused, cancel_run, start_run
+from inference.views import audit_response
 
 
 class ModelRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
@@ -53,11 +55,24 @@ class ModelRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
                 device=data["device"],
                 batch_size=data["batch_size"],
                 seed=data["seed"],
+                options=data["options"],
                 user=request.user,
             )
         except RunRefused as error:
             raise ValidationError({"detail": str(error)}) from None
-        return Response(ModelRunSerializer(run).data, status=status.HTTP_201_CREATED)
+        return Response(
+            ModelRunSerializer(run, context=self.get_serializer_context()).data,
+            status=status.HTTP_201_CREATED,
+        )
+
+    @extend_schema(request=None, responses={(200, "application/x-ndjson"): OpenApiTypes.BINARY})
+    @action(detail=True, methods=["get"])
+    def audit(self, request, pk=None):
+        """A served model's requests and responses, one JSON line each (404 for a run that kept none)."""
+        run = self.get_object()
+        if not run.audit:
+            raise NotFound("this run kept no requests")
+        return audit_response(run)
 
     @extend_schema(request=None, responses=ModelRunSerializer)
     @action(detail=True, methods=["post"])

@@ -8,6 +8,7 @@ from django.utils.translation import gettext_lazy
 
 from accounts import inputs
 from benchmarks.selectors import datasets_for
+from inference import served
 from inference.models import ModelRun
 from inference.selectors import checkpoint_files, runnable_baselines
 from inference.services import MAX_BATCH_SIZE
@@ -17,6 +18,24 @@ DEVICE_CHOICES = [
     (ModelRun.Device.AUTO, gettext_lazy("GPU if the worker has one, else CPU")),
     (ModelRun.Device.CPU, gettext_lazy("CPU")),
     (ModelRun.Device.CUDA, gettext_lazy("GPU (CUDA)")),
+]
+#: The served model's fields and the run options they fill (`ModelRun.options`).
+SERVED_FIELDS = {
+    "endpoint": "endpoint",
+    "protocol": "protocol",
+    "served_model": "model",
+    "api_key_env": "api_key_env",
+    "concurrency": "concurrency",
+    "timeout_s": "timeout_s",
+    "retries": "retries",
+    "max_tokens": "max_tokens",
+}
+PROTOCOL_CHOICES = [
+    (
+        served.OPENAI,
+        gettext_lazy("OpenAI-compatible chat server (one request per item to /chat/completions)"),
+    ),
+    (served.YARDSTICK, gettext_lazy("Yardstick (a batch of items in, their answers out)")),
 ]
 
 
@@ -34,6 +53,63 @@ class RunForm(forms.Form):
         label=gettext_lazy("Setting"),
         required=False,
         help_text=gettext_lazy("Empty: the benchmark's first setting."),
+    )
+    endpoint = forms.CharField(
+        label=gettext_lazy("Endpoint"),
+        required=False,
+        max_length=2000,
+        help_text=gettext_lazy(
+            "The server's URL: its base URL for the OpenAI protocol (such as http://gpu-box:8000/v1), the "
+            "URL that takes the batches for the Yardstick protocol. No password or key in it."
+        ),
+    )
+    protocol = forms.ChoiceField(
+        label=gettext_lazy("Protocol"), choices=PROTOCOL_CHOICES, initial=served.OPENAI, required=False
+    )
+    served_model = forms.CharField(
+        label=gettext_lazy("Model name"),
+        required=False,
+        max_length=200,
+        help_text=gettext_lazy("The model's name as the server knows it (needed for the OpenAI protocol)."),
+    )
+    api_key_env = forms.CharField(
+        label=gettext_lazy("API key variable"),
+        required=False,
+        max_length=128,
+        help_text=gettext_lazy(
+            "The name of an environment variable on the worker that holds the key, sent as a bearer "
+            "token; never the key itself. Empty: no key."
+        ),
+    )
+    concurrency = forms.IntegerField(
+        label=gettext_lazy("Requests at once"),
+        required=False,
+        min_value=served.CONCURRENCY[0],
+        max_value=served.CONCURRENCY[1],
+        help_text=gettext_lazy("1 to 32. Empty: 4."),
+    )
+    timeout_s = forms.FloatField(
+        label=gettext_lazy("Timeout (seconds)"),
+        required=False,
+        min_value=served.TIMEOUT_S[0],
+        max_value=served.TIMEOUT_S[1],
+        help_text=gettext_lazy("For each request, up to 600. Empty: 60."),
+    )
+    retries = forms.IntegerField(
+        label=gettext_lazy("Retries"),
+        required=False,
+        min_value=served.RETRIES[0],
+        max_value=served.RETRIES[1],
+        help_text=gettext_lazy(
+            "After a connection error, a timeout, 429 or 5xx, each after a longer wait; 0 to 10. Empty: 3."
+        ),
+    )
+    max_tokens = forms.IntegerField(
+        label=gettext_lazy("Most tokens per answer"),
+        required=False,
+        min_value=served.MAX_TOKENS[0],
+        max_value=served.MAX_TOKENS[1],
+        help_text=gettext_lazy("OpenAI protocol. Empty: 256."),
     )
     checkpoint = forms.ChoiceField(
         label=gettext_lazy("Checkpoint"),
@@ -94,6 +170,15 @@ class RunForm(forms.Form):
                 },
             )
         data["baseline_name"] = name
+        data["options"] = (
+            {
+                option: data[field]
+                for field, option in SERVED_FIELDS.items()
+                if data.get(field) is not None and data.get(field) != ""
+            }
+            if name == served.SERVED
+            else {}
+        )
         data["checkpoint"] = self.checkpoints.get(data.get("checkpoint") or "")
         if not data.get("setting"):
             data["setting"] = dataset.spec.settings[0].value

@@ -14,13 +14,13 @@ from __future__ import annotations
 import logging
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import cache as memoize
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.core.files.base import ContentFile
+from django.core.files.base import ContentFile, File
 from django.db import transaction
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
@@ -41,7 +41,8 @@ from inference.baselines import (
 )
 from inference.models import ModelRun
 from inference.plugins import Plugin, PluginBaseline, PluginFailed, import_model
-from inference.selectors import model_plugins, plugin_makers
+from inference.selectors import model_plugins, plugin_makers, served_makers
+from inference.served import OptionsRefused, ServedBaseline, ServedFailed
 from jobs import services as jobs
 from jobs.models import ACTIVE
 
@@ -76,13 +77,27 @@ def checked_baseline(
     checkpoint: str | Path | None = None,
     batch_size: int | None = None,
     device: str = ModelRun.Device.AUTO,
+    options: Mapping | None = None,
 ) -> tuple[Baseline, Path | None]:
-    """The baseline and its checkpoint file once every choice is checked; RunRefused says what is wrong."""
+    """The baseline and its checkpoint file once every choice is checked; RunRefused says what is wrong.
+
+    `options` are a served model's (endpoint, protocol, ...): checked here, each refusal naming its
+    option; any other model takes none."""
     spec = dataset.spec
     try:
         baseline = load_baseline(spec, baseline_name, plugin_makers(spec))
     except BaselineRefused as error:
         raise RunRefused(f"{dataset}: {error}{broken_plugins_note(spec)}") from None
+    if isinstance(baseline, ServedBaseline):
+        try:
+            baseline.configure(options)
+        except OptionsRefused as error:
+            raise RunRefused(str(error)) from None
+    elif options:
+        raise RunRefused(
+            _("options: only a served model takes options; %(baseline)s takes none")
+            % {"baseline": baseline.title}
+        )
     if batch_size is None:
         batch_size = baseline.default_batch_size
     problem = spec.setting_problem(setting) or baseline.setting_problem(setting)
@@ -129,6 +144,7 @@ def start_run(
     device: str = ModelRun.Device.AUTO,
     batch_size: int | None = None,
     seed: int = 0,
+    options: Mapping | None = None,
     user=None,
     enqueue: bool = True,
 ) -> ModelRun:
@@ -138,7 +154,13 @@ def start_run(
     is shared, and one person's 25 runs would keep everybody else's waiting behind them.
     """
     chosen, path = checked_baseline(
-        dataset, baseline, setting=setting, checkpoint=checkpoint, batch_size=batch_size, device=device
+        dataset,
+        baseline,
+        setting=setting,
+        checkpoint=checkpoint,
+        batch_size=batch_size,
+        device=device,
+        options=options,
     )
     if user is not None and (problem := run_limit_problem(user)):
         raise RunRefused(problem)
@@ -146,6 +168,7 @@ def start_run(
         dataset=dataset,
         baseline=chosen.name,
         plugin=chosen.plugin.path if isinstance(chosen, PluginBaseline) else "",
+        options=chosen.options.as_dict() if isinstance(chosen, ServedBaseline) and chosen.options else {},
         setting=setting,
         device=device,
         batch_size=batch_size if batch_size is not None else chosen.default_batch_size,
@@ -176,7 +199,12 @@ def run_model(run: ModelRun) -> Baseline:
     server had: then PluginBroken says why, with the traceback)."""
     spec = run.dataset.spec
     if not run.plugin:
-        return load_baseline(spec, run.baseline)
+        baseline = load_baseline(spec, run.baseline, served_makers(spec))
+        if isinstance(baseline, ServedBaseline):
+            baseline.backoff_s = settings.SERVED_BACKOFF_S
+            baseline.retry_after_max_s = settings.SERVED_RETRY_AFTER_MAX_S
+            baseline.configure(run.options)
+        return baseline
     known = next((plugin for plugin in model_plugins() if plugin.path == run.plugin), None)
     plugin = known if known is not None and not known.problem else Plugin(path=run.plugin, source="run")
     if plugin.model_class is None:
@@ -254,16 +282,23 @@ def finish(run: ModelRun, status: str, *, error: str = "", stage: str = "") -> N
 
 
 def dataset_units(dataset: Dataset) -> list[Unit]:
-    """The dataset's scoring units in file order, as baselines see them (images as file paths)."""
+    """The dataset's scoring units in file order, as baselines see them (images as file paths). An
+    item whose image is its scene's (a scene graph's photo, asked about by several items) has it as
+    its "image", as its page shows it."""
     spec = dataset.spec
     media_root = Path(settings.MEDIA_ROOT) / dataset.media_folder
     scenes = dict(dataset.scenes.values_list("pk", "data"))
+    scene_images = (
+        dict(dataset.scenes.exclude(image="").values_list("pk", "image")) if dataset.has_media else {}
+    )
     rows = dataset.items.order_by("position").values_list(
         "external_id", "payload", "ground_truth", "media", "scene_id"
     )
     units = []
     for external_id, payload, ground_truth, media, scene_id in rows.iterator(chunk_size=2000):
         images = {role: str(media_root / name.rsplit("/", 1)[-1]) for role, name in (media or {}).items()}
+        if not images and scene_id in scene_images:
+            images = {"image": str(media_root / scene_images[scene_id].rsplit("/", 1)[-1])}
         scene = scenes.get(scene_id)
         for unit in spec.units(external_id, payload, ground_truth):
             units.append(Unit(unit.id, unit.part, unit.record, payload, images, scene))
@@ -301,7 +336,14 @@ def execute_run(run: ModelRun, *, progress: Callable[[ModelRun], None] | None = 
         except RunTakenAway:
             logger.warning("model run %s stopped: its row no longer says it is running", run.pk)
             run = ModelRun.objects.filter(pk=run.pk).first() or run
-        except (RunRefused, BaselineRefused, SubmissionRefused, PluginFailed, ValueError) as error:
+        except (
+            RunRefused,
+            BaselineRefused,
+            SubmissionRefused,
+            PluginFailed,
+            ServedFailed,
+            ValueError,
+        ) as error:
             finish(run, ModelRun.Status.FAILED, error=str(error), stage="failed")
         except Exception as error:  # the row must not stay "running": say what broke
             logger.exception("model run %s failed", run.pk)
@@ -312,9 +354,17 @@ def execute_run(run: ModelRun, *, progress: Callable[[ModelRun], None] | None = 
 
 
 def answer_and_submit(run: ModelRun, progress: Callable[[ModelRun], None] | None) -> None:
+    baseline = run_model(run)
+    try:
+        answer_with(run, baseline, progress)
+    finally:
+        if isinstance(baseline, ServedBaseline):
+            keep_audit(run, baseline)
+
+
+def answer_with(run: ModelRun, baseline: Baseline, progress: Callable[[ModelRun], None] | None) -> None:
     dataset = run.dataset
     spec = dataset.spec
-    baseline = run_model(run)
     device = resolve_device(baseline.device_for(run.device)) if baseline.learned else CPU
     units = dataset_units(dataset)
     check_scorable(run, units)
@@ -356,8 +406,12 @@ def answer_and_submit(run: ModelRun, progress: Callable[[ModelRun], None] | None
         if state[1]:
             raise RunCancelled
     seconds = time.perf_counter() - started
+    if isinstance(baseline, ServedBaseline):
+        keep_audit(run, baseline)  # before the run ends, so its page shows the link when it does
     run.stage = "scoring"
-    run.parameters = {**run.parameters, "answer_seconds": round(seconds, 3)}
+    # Read again once answered: what a model counts while answering (failed programs, a served
+    # model's requests and retries) belongs in the report too.
+    run.parameters = {**run.parameters, **baseline.parameters(), "answer_seconds": round(seconds, 3)}
     data = spec.write_predictions(answers)
     run.predictions.save(f"run-{run.pk}-predictions.json", ContentFile(data), save=False)
     run.save(update_fields=["stage", "parameters", "predictions"])
@@ -375,6 +429,25 @@ def answer_and_submit(run: ModelRun, progress: Callable[[ModelRun], None] | None
     run.submission = submission
     run.save(update_fields=["submission"])
     finish(run, ModelRun.Status.SUCCEEDED, stage=f"{run.done} units answered and scored")
+
+
+def keep_audit(run: ModelRun, baseline: ServedBaseline) -> None:
+    """A served model's requests and responses, kept with the run however it ends (a failed run's
+    audit is where people see why), with what it counted (requests, retries) in its parameters;
+    once (a second call finds nothing left to keep). A row deleted meanwhile gets nothing; a problem
+    saving is logged, never raised over the run's own."""
+    path = baseline.close()
+    if path is None:
+        return
+    try:
+        with path.open("rb") as handle:
+            run.audit.save(f"run-{run.pk}-requests.jsonl", File(handle), save=False)
+        run.parameters = {**run.parameters, **baseline.parameters()}
+        ModelRun.objects.filter(pk=run.pk).update(audit=run.audit.name, parameters=run.parameters)
+    except Exception:
+        logger.exception("model run %s: its requests and responses could not be kept", run.pk)
+    finally:
+        path.unlink(missing_ok=True)
 
 
 def check_scorable(run: ModelRun, units: list[Unit]) -> None:

@@ -9,4 +9,5 @@ urlpatterns = [
     path("new/", views.run_new, name="run-new"),
     path("<int:pk>/", views.run_detail, name="run"),
     path("<int:pk>/cancel/", views.run_cancel, name="run-cancel"),
+    path("<int:pk>/requests.jsonl", views.run_audit, name="run-audit"),
 ]

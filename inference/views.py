@@ -1,11 +1,12 @@
-"""Pages of model runs: the list, the form that starts one, a run's progress, cancelling it."""
+"""Pages of model runs: the list, the form that starts one, a run's progress, cancelling it, and a
+served model's requests and responses."""
 
 from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, JsonResponse
+from django.http import FileResponse, Http404, JsonResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
@@ -13,9 +14,10 @@ from django.views.decorators.http import require_POST
 from accounts.inputs import InputRefused, object_id
 from accounts.permissions import may_change, ownership_problem
 from inference import selectors, services
-from inference.forms import RunForm
+from inference.forms import SERVED_FIELDS, RunForm
 from inference.models import ModelRun
 from inference.serializers import ModelRunSerializer
+from inference.served import ServedBaseline
 
 
 def visible_run(request, pk: int) -> ModelRun:
@@ -56,6 +58,7 @@ def run_new(request):
                 device=data["device"],
                 batch_size=data["batch_size"],
                 seed=data["seed"],
+                options=data["options"],
                 user=request.user,
             )
         except services.RunRefused as error:
@@ -65,7 +68,12 @@ def run_new(request):
             # would stay on it while the run is running.
             return redirect("inference:run", pk=run.pk)
     baselines = [
-        {"value": f"{benchmark}:{baseline.name}", "benchmark": benchmark, "baseline": baseline}
+        {
+            "value": f"{benchmark}:{baseline.name}",
+            "benchmark": benchmark,
+            "baseline": baseline,
+            "served": isinstance(baseline, ServedBaseline),
+        }
         for benchmark, baseline in form.baselines
     ]
     settings_by_benchmark = {
@@ -83,6 +91,7 @@ def run_new(request):
             "baselines": baselines,
             "datasets": settings_by_benchmark,
             "broken_plugins": selectors.broken_plugins(),
+            "served_fields": list(SERVED_FIELDS),
         },
     )
 
@@ -102,6 +111,28 @@ def run_detail(request, pk: int):
             "parameters": [(key, parameter_text(value)) for key, value in run.parameters.items()],
         },
     )
+
+
+@login_required
+def run_audit(request, pk: int):
+    """A served model's requests and responses (JSON lines), to whoever may see the run."""
+    run = visible_run(request, pk)
+    if not run.audit:
+        raise Http404("this run kept no requests")
+    return audit_response(run)
+
+
+def audit_response(run: ModelRun) -> FileResponse:
+    """The audit file as a download, never sniffed or run (the responses are the server's text)."""
+    response = FileResponse(
+        run.audit.open("rb"),
+        as_attachment=True,
+        filename=f"run-{run.pk}-requests.jsonl",
+        content_type="application/x-ndjson",
+    )
+    response["X-Content-Type-Options"] = "nosniff"
+    response["Content-Security-Policy"] = "sandbox; default-src 'none'"
+    return response
 
 
 def parameter_text(value) -> str:

@@ -60,6 +60,7 @@ PURE = (
     re.compile(r"annotation\.problems$"),
     re.compile(r"validation\.(estimates|plots)$"),
     re.compile(r"inference\.baselines(\..+)?$"),
+    re.compile(r"inference\.(plugins|served)$"),
 )
 
 

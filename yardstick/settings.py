@@ -333,6 +333,10 @@ CHECKPOINT_DIR = Path(os.environ.get("YARDSTICK_CHECKPOINT_DIR", str(VAR_DIR / "
 # "module:Class" paths (comma-separated) importable from MODELS_DIR. Web and workers must agree.
 MODELS_DIR = Path(os.environ.get("YARDSTICK_MODELS_DIR", str(VAR_DIR / "models")))
 MODELS = [path.strip() for path in os.environ.get("YARDSTICK_MODELS", "").split(",") if path.strip()]
+# Served models (docs/inference.md): the first wait before a failed request is sent again (doubled
+# at each retry, up to 30 s, with a jitter from the run's seed), and the longest Retry-After obeyed.
+SERVED_BACKOFF_S = float(os.environ.get("YARDSTICK_SERVED_BACKOFF_S", "1"))
+SERVED_RETRY_AFTER_MAX_S = float(os.environ.get("YARDSTICK_SERVED_RETRY_AFTER_MAX_S", "60"))
 # A running job's worker beats every JOB_HEARTBEAT_S; a job without a beat for JOB_LOST_AFTER_S
 # is declared failed (its worker was killed) by the reaper, at a worker's start and every
 # JOB_REAP_EVERY_S.
@@ -354,6 +358,8 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    # A served model's every request is in its run's audit file: the worker's log needs no line each.
+    "loggers": {"httpx": {"level": "WARNING"}},
 }
 
 # The cache carries progress of long jobs between the worker and the web process, so it must

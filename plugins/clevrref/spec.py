@@ -294,6 +294,7 @@ class ClevrRefSpec(BenchmarkSpec):
         "plugins.clevrref.baselines:RandomObjectBaseline",
         "plugins.clevrref.baselines:ExecutorBaseline",
     )
+    served = "plugins.clevrref.served:ClevrRefServed"
     # Categories (k-Relate, AND, OR, Same) are whatever the scored expressions hold.
     plots = (
         BreakdownPlot(

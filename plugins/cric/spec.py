@@ -120,6 +120,7 @@ class CricSpec(BenchmarkSpec):
     validation = "plugins.cric.check:CricCheck"
     comparison_strata = (Choice("question_type", _("question type")),)
     baselines = ("plugins.cric.baselines:PriorBaseline", "plugins.cric.baselines:ExecutorBaseline")
+    served = "plugins.cric.served:CricServed"
     plots = (
         BreakdownPlot(
             _("Final accuracy by question type"),

@@ -139,7 +139,9 @@ class SteVqaSpec(BenchmarkSpec):
         "plugins.stevqa.baselines:RandomTokenBaseline",
         "plugins.stevqa.baselines:RankerBaseline",
         "plugins.stevqa.baselines:OcrUpperBoundBaseline",
+        "plugins.stevqa.baselines:SingleTokenUpperBoundBaseline",
     )
+    served = "plugins.stevqa.served:SteVqaServed"
     plots = (
         BreakdownPlot(
             _("CLC by language"),

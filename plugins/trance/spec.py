@@ -183,6 +183,7 @@ class TranceSpec(BenchmarkSpec):
         "plugins.trance.baselines:SymbolicBaseline",
         "plugins.trance.baselines:TranceNetBaseline",
     )
+    served = "plugins.trance.served:TranceServed"
     plots = (
         BreakdownPlot(
             _("Event: LAcc by transformation length"),

@@ -20,6 +20,7 @@ class DotCountSpec(BenchmarkSpec):
     unit_id_field = "id"
     trial = "tests.dotcount.trial:DotCountTrial"
     baselines = ("tests.dotcount.baselines:Blobs", "tests.dotcount.baselines:Guess")
+    served = "tests.dotcount.served:DotCountServed"
     plots = (BreakdownPlot("Accuracy by number of dots", ("by_count",), "Acc", ylabel="Acc"),)
     diagnostics = (
         DiagnosticTable(

@@ -108,7 +108,7 @@ def test_a_running_run_without_a_sign_of_life_is_declared_failed(dots, settings)
 @pytest.mark.parametrize(
     ("choices", "message"),
     [
-        ({"baseline": "oracle"}, "has no baseline or model 'oracle' (it has: blobs, guess)"),
+        ({"baseline": "oracle"}, "has no baseline or model 'oracle' (it has: blobs, guess, served)"),
         ({"baseline": "blobs", "setting": "event"}, "setting: Dot count has no settings"),
         ({"baseline": "guess", "checkpoint": "__FILE__"}, "is not a learned model: it takes no checkpoint"),
         ({"baseline": "guess", "checkpoint": "/nonexistent/model.pt"}, "no such file /nonexistent/model.pt"),

@@ -136,6 +136,12 @@ def build_site(folder, settings) -> Site:
     test_plan.testers.add(people["tess"])
     session = sessions.begin_test(sessions.start_session(test_plan, people["tess"]))
     trial, _ = clock.serve_current_trial(session)
+    # Its workers are running: one beat per queue (so /health/workers answers 200 here).
+    from django.utils import timezone
+
+    from jobs.services import record_worker_beat
+
+    record_worker_beat("celery@site", [queue.name for queue in settings.CELERY_TASK_QUEUES], 1, timezone.now())
     return Site(
         people=people,
         signs=signs,

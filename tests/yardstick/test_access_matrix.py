@@ -25,6 +25,7 @@ from urllib.parse import quote
 
 import orjson
 import pytest
+from django.core.files.base import ContentFile
 from django.db import transaction
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
@@ -180,6 +181,11 @@ def rows(site) -> dict[tuple[str, str], tuple[str, set[str]]]:
         ("inference:run-new", "POST"): ("/models/new/", RESEARCHERS),
         ("inference:run", "GET"): (f"/models/{run}/", RESEARCHERS),
         ("inference:run-cancel", "POST"): (f"/models/{run}/cancel/", OWNER),
+        ("inference:run-audit", "GET"): (f"/models/{run}/requests.jsonl", RESEARCHERS),
+        # Health checks: for load balancers and monitoring, no log-in, nothing secret in them.
+        ("health-live", "GET"): ("/health/live", EVERYONE),
+        ("health-ready", "GET"): ("/health/ready", EVERYONE),
+        ("health-workers", "GET"): ("/health/workers", EVERYONE),
         # The API keeps the same rules.
         ("api-root", "GET"): ("/api/v1/", SIGNED_IN),
         ("api-token", "POST"): ("/api/v1/auth/token/", EVERYONE),
@@ -229,6 +235,7 @@ def rows(site) -> dict[tuple[str, str], tuple[str, set[str]]]:
         ("modelrun-list", "POST"): ("/api/v1/model-runs/", RESEARCHERS),
         ("modelrun-detail", "GET"): (f"/api/v1/model-runs/{run}/", RESEARCHERS),
         ("modelrun-cancel", "POST"): (f"/api/v1/model-runs/{run}/cancel/", OWNER),
+        ("modelrun-audit", "GET"): (f"/api/v1/model-runs/{run}/audit/", RESEARCHERS),
     }
 
 
@@ -265,6 +272,7 @@ def site(tmp_path, settings, trance_dataset):
         f"{c.group} {c.label}".strip() for c in site.cric.spec.report_columns() if c.item_key and c.proportion
     )
     site.run = start_run(dataset=trance_dataset, baseline="random", setting="event", user=rita, enqueue=False)
+    site.run.audit.save("requests.jsonl", ContentFile(b'{"kind": "run"}\n'))  # as a served run keeps
     from benchmarks.models import ImportJob
 
     site.job = ImportJob.objects.create(benchmark="cric", name="upload", created_by=rita, upload="x.json")

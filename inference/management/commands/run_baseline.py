@@ -1,5 +1,8 @@
 """python manage.py run_baseline <baseline> <dataset> [--setting S] [--checkpoint F] [--device auto|cpu|cuda]
-[--batch-size N] [--seed S] [--enqueue] [--json]"""
+[--batch-size N] [--seed S] [--enqueue] [--json]
+
+A served model: run_baseline served <dataset> --endpoint URL [--protocol openai|yardstick]
+[--served-model NAME] [--api-key-env VAR] [--concurrency N] [--timeout S] [--retries N] [--max-tokens N]"""
 
 import json
 import time
@@ -9,7 +12,25 @@ from tqdm import tqdm
 
 from benchmarks.selectors import DatasetNotFound, find_dataset
 from inference.models import ModelRun
+from inference.served import PROTOCOLS
 from inference.services import RunRefused, execute_run, start_run
+
+#: The command's served-model flags and the run options they fill.
+SERVED_FLAGS = {
+    "endpoint": "endpoint",
+    "protocol": "protocol",
+    "served_model": "model",
+    "api_key_env": "api_key_env",
+    "concurrency": "concurrency",
+    "timeout": "timeout_s",
+    "retries": "retries",
+    "max_tokens": "max_tokens",
+}
+
+
+def served_options(options: dict) -> dict:
+    """The run options the served-model flags give (those not given are left to their defaults)."""
+    return {option: options[flag] for flag, option in SERVED_FLAGS.items() if options.get(flag) is not None}
 
 
 class Command(BaseCommand):
@@ -35,6 +56,19 @@ class Command(BaseCommand):
             "--enqueue", action="store_true", help="hand the run to a worker and follow its progress"
         )
         parser.add_argument("--json", action="store_true", help="print the finished run as JSON")
+        served = parser.add_argument_group("served model (baseline 'served')")
+        served.add_argument(
+            "--endpoint", help="the server's URL (openai: its base, such as http://host:8000/v1)"
+        )
+        served.add_argument("--protocol", choices=PROTOCOLS, help="default: openai")
+        served.add_argument("--served-model", help="the model's name as the server knows it (openai)")
+        served.add_argument(
+            "--api-key-env", help="the NAME of an environment variable on the worker holding the key"
+        )
+        served.add_argument("--concurrency", type=int, help="requests at once (1-32, default 4)")
+        served.add_argument("--timeout", type=float, help="seconds per request (default 60)")
+        served.add_argument("--retries", type=int, help="retries of a failed request (0-10, default 3)")
+        served.add_argument("--max-tokens", type=int, help="most tokens per answer (openai, default 256)")
 
     def handle(self, *args, **options):
         try:
@@ -53,6 +87,7 @@ class Command(BaseCommand):
                 device=options["device"],
                 batch_size=options["batch_size"],
                 seed=options["seed"],
+                options=served_options(options),
                 enqueue=options["enqueue"],
             )
         except RunRefused as error:

@@ -4,6 +4,8 @@ const datasetSelect = document.getElementById("id_dataset");
 const baselineSelect = document.getElementById("id_baseline");
 const settingSelect = document.getElementById("id_setting");
 const checkpointField = document.getElementById("field-checkpoint");
+const servedFields = document.querySelectorAll("[data-served-field]");
+const protocolSelect = document.getElementById("id_protocol");
 const rows = document.querySelectorAll("#baselines tbody tr");
 
 function refresh() {
@@ -29,8 +31,13 @@ function refresh() {
   // Empty batch size: the model's own, shown as the placeholder.
   document.getElementById("id_batch_size").placeholder = model ? model.dataset.batchSize : "";
   document.getElementById("id_device").closest(".field").hidden = !learned;
+  // A served model's endpoint and request settings; the token limit is the OpenAI protocol's.
+  const served = model && model.dataset.served === "1";
+  for (const field of servedFields) field.hidden = !served;
+  if (served && protocolSelect.value !== "openai") document.getElementById("field-max_tokens").hidden = true;
 }
 
 datasetSelect.addEventListener("change", refresh);
 baselineSelect.addEventListener("change", refresh);
+protocolSelect.addEventListener("change", refresh);
 refresh();
