@@ -167,6 +167,7 @@ class ImportJob(BenchmarkNamed, Job):
     """An import started from the web or the API, run by a Celery worker, with its progress."""
 
     kind = "import"
+    queue = "imports"
 
     benchmark = models.CharField(max_length=32)
     name = models.CharField(max_length=200, validators=[one_line])

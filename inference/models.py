@@ -25,6 +25,7 @@ class ModelRun(BenchmarkNamed, Job):
     web server."""
 
     kind = "model-run"
+    queue = "gpu"
     progress_in_cache = False
 
     class Device(models.TextChoices):

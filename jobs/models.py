@@ -47,6 +47,8 @@ class Job(models.Model):
     kind: ClassVar[str] = "job"
     #: Whether its worker reports progress to the cache (False: on the row only, nothing to read).
     progress_in_cache: ClassVar[bool] = True
+    #: The Celery queue its task goes to (the metrics count waiting jobs per queue).
+    queue: ClassVar[str] = "celery"
 
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     created_at = models.DateTimeField(auto_now_add=True)

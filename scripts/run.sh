@@ -65,6 +65,9 @@ worker=$!
 if [ "$MODE" = "--dev" ]; then
   $PY manage.py runserver "127.0.0.1:$PORT" </dev/null &
 else
+  # /metrics adds up the request times of every gunicorn process from files here (emptied at start).
+  export PROMETHEUS_MULTIPROC_DIR="$VAR_DIR/prometheus"
+  rm -rf "$PROMETHEUS_MULTIPROC_DIR" && mkdir -p "$PROMETHEUS_MULTIPROC_DIR"
   .venv/bin/gunicorn yardstick.wsgi --bind "127.0.0.1:$PORT" --workers "${WEB_WORKERS:-2}" --threads 4 \
     --graceful-timeout 3 --no-control-socket --access-logfile - </dev/null &
 fi

@@ -136,6 +136,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: the request's whole time in Django, for /metrics.
+    "yardstick.metrics.RequestMetrics",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -329,6 +331,8 @@ MODEL_RUNS_PER_PERSON = int(os.environ.get("YARDSTICK_MODEL_RUNS_PER_PERSON", "4
 JOBS_PER_PERSON = int(os.environ.get("YARDSTICK_JOBS_PER_PERSON", "4"))
 # Where checkpoints people can choose on the run form live (files named *.pt), besides the shipped ones.
 CHECKPOINT_DIR = Path(os.environ.get("YARDSTICK_CHECKPOINT_DIR", str(VAR_DIR / "checkpoints")))
+# /metrics (Prometheus): readable with this bearer token, or (empty) only from the machine itself.
+METRICS_TOKEN = os.environ.get("YARDSTICK_METRICS_TOKEN", "")
 # Model plug-ins (docs/models.md): besides installed packages' `yardstick.models` entry points,
 # "module:Class" paths (comma-separated) importable from MODELS_DIR. Web and workers must agree.
 MODELS_DIR = Path(os.environ.get("YARDSTICK_MODELS_DIR", str(VAR_DIR / "models")))

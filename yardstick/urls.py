@@ -19,7 +19,7 @@ from evaluation.api import (
 from humantest.api import TestPlanViewSet
 from humantest.study_views import join as humantest_join
 from inference.api import ModelRunViewSet
-from yardstick import health, views
+from yardstick import health, metrics, views
 from yardstick.media import serve_media
 
 router = DefaultRouter()
@@ -35,6 +35,7 @@ urlpatterns = [
     path("health/live", health.live, name="health-live"),
     path("health/ready", health.ready, name="health-ready"),
     path("health/workers", health.workers, name="health-workers"),
+    path("metrics", metrics.metrics, name="metrics"),
     path("favicon.ico", RedirectView.as_view(url=static("favicon.svg"), permanent=True)),
     path("accounts/", include("accounts.urls")),
     # The interface's words for the pages' scripts, in the reader's language (gettext() in JS).

@@ -186,6 +186,8 @@ def rows(site) -> dict[tuple[str, str], tuple[str, set[str]]]:
         ("health-live", "GET"): ("/health/live", EVERYONE),
         ("health-ready", "GET"): ("/health/ready", EVERYONE),
         ("health-workers", "GET"): ("/health/workers", EVERYONE),
+        # From the machine itself (the test client's address) without a token; else 403 (test_metrics).
+        ("metrics", "GET"): ("/metrics", EVERYONE),
         # The API keeps the same rules.
         ("api-root", "GET"): ("/api/v1/", SIGNED_IN),
         ("api-token", "POST"): ("/api/v1/auth/token/", EVERYONE),
