@@ -1,5 +1,6 @@
 """python manage.py score <benchmark> --gt FILE --predictions FILE [...]: scoring from files alone."""
 
+import gc
 import json
 from contextlib import ExitStack
 from pathlib import Path
@@ -58,6 +59,11 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="print the summary as JSON")
 
     def handle(self, *args, **options):
+        if getattr(self, "_called_from_command_line", False):
+            # A process of its own (not call_command): what Django loaded lives until the exit, so
+            # the collector need not walk it again and again while scoring allocates millions of
+            # objects, nor at the interpreter's exit (about 0.3 s of a 3 s scoring run).
+            gc.freeze()
         try:
             spec = registry.get(options["benchmark"])
         except registry.UnknownBenchmark as error:
