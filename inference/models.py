@@ -55,7 +55,7 @@ class ModelRun(BenchmarkNamed, Job):
         max_length=300,
         blank=True,
         default="",
-        help_text=_("A model plug-in's \"module:Class\" path (empty for a baseline): the worker imports it."),
+        help_text=_('A model plug-in\'s "module:Class" path (empty for a baseline): the worker imports it.'),
     )
     options = models.JSONField(
         default=dict, blank=True, help_text=_("A served model's endpoint and request settings.")

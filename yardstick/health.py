@@ -82,7 +82,11 @@ def run_check(name: str, check: Callable[[], None]) -> dict:
         check()
     except Exception as error:  # any failure of a dependency is an answer here, never a 500
         logger.warning("health check %s failed: %s: %s", name, type(error).__name__, error)
-        return {"ok": False, "error": type(error).__name__, "ms": round(1000 * (time.perf_counter() - started), 1)}
+        return {
+            "ok": False,
+            "error": type(error).__name__,
+            "ms": round(1000 * (time.perf_counter() - started), 1),
+        }
     return {"ok": True, "ms": round(1000 * (time.perf_counter() - started), 1)}
 
 
@@ -116,14 +120,17 @@ def workers(request):
         heard = [beat for beat in beats if queue in beat.queues]
         queues[queue] = {
             "workers": [beat.name for beat in heard],
-            "last_beat_s": min(((timezone.now() - beat.beat_at).total_seconds() for beat in heard), default=None),
+            "last_beat_s": min(
+                ((timezone.now() - beat.beat_at).total_seconds() for beat in heard), default=None
+            ),
         }
     missing = [queue for queue, found in queues.items() if not found["workers"]]
     body = {
         "status": "failing" if missing else "ok",
         "queues": queues,
         "problems": [
-            f"queue {queue}: no worker heard from in the last {settings.JOB_LOST_AFTER_S:g} s" for queue in missing
+            f"queue {queue}: no worker heard from in the last {settings.JOB_LOST_AFTER_S:g} s"
+            for queue in missing
         ],
     }
     return JsonResponse(body, status=503 if missing else 200)

@@ -156,7 +156,9 @@ class Baseline:
         return {}
 
 
-def load_baseline(spec: BenchmarkSpec, name: str, extra: Mapping[str, Callable[[], Baseline]] | None = None) -> Baseline:
+def load_baseline(
+    spec: BenchmarkSpec, name: str, extra: Mapping[str, Callable[[], Baseline]] | None = None
+) -> Baseline:
     """A fresh instance of the benchmark's baseline called `name`, or of one of the `extra` models
     (name -> maker: the model plug-ins of this benchmark); BaselineRefused names the choices."""
     for path in spec.baselines:

@@ -4,25 +4,33 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
-    dependencies = [
-    ]
+    dependencies = []
 
     operations = [
         migrations.CreateModel(
-            name='WorkerBeat',
+            name="WorkerBeat",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(help_text="The worker's Celery name (name@host).", max_length=200, unique=True)),
-                ('queues', models.JSONField(default=list, help_text='The queues it consumes.')),
-                ('pid', models.PositiveIntegerField(default=0)),
-                ('started_at', models.DateTimeField()),
-                ('beat_at', models.DateTimeField()),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "name",
+                    models.CharField(
+                        help_text="The worker's Celery name (name@host).", max_length=200, unique=True
+                    ),
+                ),
+                ("queues", models.JSONField(default=list, help_text="The queues it consumes.")),
+                ("pid", models.PositiveIntegerField(default=0)),
+                ("started_at", models.DateTimeField()),
+                ("beat_at", models.DateTimeField()),
             ],
             options={
-                'ordering': ['name'],
+                "ordering": ["name"],
             },
         ),
     ]

@@ -141,7 +141,9 @@ def build_site(folder, settings) -> Site:
 
     from jobs.services import record_worker_beat
 
-    record_worker_beat("celery@site", [queue.name for queue in settings.CELERY_TASK_QUEUES], 1, timezone.now())
+    record_worker_beat(
+        "celery@site", [queue.name for queue in settings.CELERY_TASK_QUEUES], 1, timezone.now()
+    )
     return Site(
         people=people,
         signs=signs,

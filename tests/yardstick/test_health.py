@@ -21,7 +21,9 @@ def test_live_and_ready_answer_ok_without_a_log_in(client):
     checks = answer.json()["checks"]
     assert set(checks) == {"database", "cache", "broker", "storage"}
     assert all(check["ok"] for check in checks.values())
-    assert not any(storage.uploads.exists(name) for name in storage.uploads.listdir("health")[1])  # cleaned up
+    assert not any(
+        storage.uploads.exists(name) for name in storage.uploads.listdir("health")[1]
+    )  # cleaned up
 
 
 def test_a_failing_dependency_makes_ready_503_naming_it_without_its_error_text(client, monkeypatch):
@@ -34,7 +36,11 @@ def test_a_failing_dependency_makes_ready_503_naming_it_without_its_error_text(c
     assert answer.status_code == 503
     body = answer.json()
     assert body["status"] == "failing"
-    assert body["checks"]["cache"] == {"ok": False, "error": "ConnectionError", "ms": body["checks"]["cache"]["ms"]}
+    assert body["checks"]["cache"] == {
+        "ok": False,
+        "error": "ConnectionError",
+        "ms": body["checks"]["cache"]["ms"],
+    }
     assert body["checks"]["database"]["ok"] and body["checks"]["storage"]["ok"]
     assert "secret-host" not in answer.content.decode()
 
@@ -43,7 +49,8 @@ def test_workers_names_each_queue_nobody_consumes(client, settings):
     answer = client.get("/health/workers")
     assert answer.status_code == 503
     assert answer.json()["problems"] == [
-        f"queue {name}: no worker heard from in the last {settings.JOB_LOST_AFTER_S:g} s" for name in ("celery", "imports", "gpu")
+        f"queue {name}: no worker heard from in the last {settings.JOB_LOST_AFTER_S:g} s"
+        for name in ("celery", "imports", "gpu")
     ]
     record_worker_beat("celery@web", ["celery", "imports"], 11, timezone.now())
     record_worker_beat("celery@gpu-host", ["gpu"], 12, timezone.now())
@@ -72,7 +79,9 @@ def test_a_worker_s_beat_thread_writes_its_row_until_stopped(settings):
             pass
         first = WorkerBeat.objects.get(name="celery@box")
         assert (first.queues, first.pid) == (["celery", "gpu"], 99)
-        while WorkerBeat.objects.get(name="celery@box").beat_at == first.beat_at and timezone.now() < deadline:
+        while (
+            WorkerBeat.objects.get(name="celery@box").beat_at == first.beat_at and timezone.now() < deadline
+        ):
             pass
         assert WorkerBeat.objects.get(name="celery@box").beat_at > first.beat_at
     finally:
