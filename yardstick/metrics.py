@@ -13,7 +13,7 @@ Two kinds of figures:
   duration's mean is sum / count), annotation leases that expired, each worker's age of beat.
 
 Who may read it: a bearer token (YARDSTICK_METRICS_TOKEN) when one is set, else only a request from
-the machine itself (a Prometheus on the host, or nginx refusing /metrics from outside).
+the machine itself that no proxy passed on (a Prometheus on the host asking gunicorn directly).
 """
 
 from __future__ import annotations
@@ -141,11 +141,17 @@ def registry() -> CollectorRegistry:
     return scrape
 
 
+#: Headers a reverse proxy adds: a request with one came from elsewhere, whatever REMOTE_ADDR says.
+PROXY_HEADERS = ("X-Forwarded-For", "X-Real-IP", "Forwarded")
+
+
 def allowed(request) -> bool:
     token = settings.METRICS_TOKEN
     if token:
         given = request.headers.get("Authorization", "")
         return hmac.compare_digest(given.encode(), f"Bearer {token}".encode())
+    if any(header in request.headers for header in PROXY_HEADERS):
+        return False  # passed on by a proxy on this machine: the asker is elsewhere
     try:
         return ipaddress.ip_address(request.META.get("REMOTE_ADDR", "")).is_loopback
     except ValueError:

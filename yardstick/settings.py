@@ -78,6 +78,8 @@ CSRF_TRUSTED_ORIGINS = [
 
 # HTTPS. Secure by default once DEBUG is off; each variable only relaxes.
 SECURE_SSL_REDIRECT = env_flag("DJANGO_SECURE_SSL_REDIRECT", not DEBUG)
+# Probes and scrapers that talk to gunicorn directly, on the host, get their answer, not a redirect.
+SECURE_REDIRECT_EXEMPT = [r"^health/", r"^metrics$"]
 SECURE_HSTS_SECONDS = int(os.environ.get("DJANGO_SECURE_HSTS_SECONDS", "0" if DEBUG else "31536000"))
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_flag("DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS", not DEBUG)
 SECURE_HSTS_PRELOAD = env_flag("DJANGO_SECURE_HSTS_PRELOAD", not DEBUG)

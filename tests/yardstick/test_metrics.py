@@ -81,6 +81,8 @@ def test_metrics_count_requests_by_route_and_jobs_by_queue(client, trance_datase
 def test_metrics_are_for_monitoring_only(client, settings):
     remote = client.get("/metrics", REMOTE_ADDR="203.0.113.9")
     assert remote.status_code == 403 and "YARDSTICK_METRICS_TOKEN" in remote.content.decode()
+    # Through nginx on the same machine: the address is the loopback, the asker is not.
+    assert client.get("/metrics", HTTP_X_FORWARDED_FOR="203.0.113.9").status_code == 403
     settings.METRICS_TOKEN = "s3cret-token"
     assert client.get("/metrics").status_code == 403  # the machine itself now needs the token too
     assert client.get("/metrics", HTTP_AUTHORIZATION="Bearer wrong").status_code == 403
