@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import functools
 import itertools
+import logging
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from inference.baselines import CPU, CUDA, Baseline, BaselineRefused, RunChoices, Unit
 from plugins.trance.formats import (
@@ -36,6 +37,9 @@ from plugins.trance.formats import (
 )
 from plugins.trance.simulator import apply_steps, distance_to, move_delta
 
+if TYPE_CHECKING:
+    from inference.baselines.inputs_cache import CacheWriter, ImageCache
+
 Step = dict[str, Any]
 
 #: The 33 (attribute, value) pairs: 8 colours, 3 materials, 3 shapes, 3 sizes, 8 directions x 2.
@@ -44,6 +48,7 @@ PAIRS: tuple[tuple[str, Any], ...] = (
     *(("position", [direction, steps]) for direction in DIRECTIONS for steps in MOVE_STEPS),
 )
 CHECKPOINTS = Path(__file__).resolve().parent / "checkpoints"
+log = logging.getLogger(__name__)
 
 
 def final_cameras(setting: str) -> tuple[str, ...]:
@@ -208,6 +213,8 @@ class TranceNetBaseline(Baseline):
         super().__init__(spec)
         self.model: Any = None
         self.checkpoint: dict[str, Any] = {}
+        #: The normalised images' tensors, kept from one batch to the next (model.prepared_inputs).
+        self.input_buffers: dict[str, Any] = {}
 
     def checkpoint_problem(self, checkpoint: Path | None) -> str | None:
         problem = super().checkpoint_problem(checkpoint)
@@ -239,11 +246,15 @@ class TranceNetBaseline(Baseline):
         self.model = model
 
     def batches(self, units: Sequence[Unit], batch_size: int) -> Iterator[tuple[Sequence[Unit], Any]]:
-        """Batches of `batch_size` units read and resized by a DataLoader (in `choices.workers`
-        processes): one image pair per unit and final camera (`final_cameras`), a unit's pairs
-        in one batch, their cameras in ``inputs["cameras"]``."""
-        from plugins.trance.baselines.training import pair_loader
+        """Batches of `batch_size` units: one image pair per unit and final camera
+        (`final_cameras`), a unit's pairs in one batch, their cameras in ``inputs["cameras"]``.
 
+        Without `choices.cache_dir`, a DataLoader reads and resizes the images (in
+        `choices.workers` processes). With it, the images come from the cache of the units'
+        renders at the model's input size (inference.baselines.inputs_cache) when it holds them
+        as the files are now; else the DataLoader reads them and fills the cache while answering,
+        which the next run then reads. The answers are the same either way.
+        """
         cameras = final_cameras(self.choices.setting)
         items = [
             (
@@ -255,16 +266,116 @@ class TranceNetBaseline(Baseline):
             for unit in units
             for camera in cameras
         ]
+        per_batch = batch_size * len(cameras)
+        cache = self.input_cache(items)
+        if cache is None:
+            yield from self.decoded_batches(items, per_batch, len(cameras), None)
+            return
+        images = cache.open()
+        if images is not None:
+            yield from self.cached_batches(items, per_batch, len(cameras), cache, images)
+            return
+        if cache.problem:
+            log.info("TranceNet inputs: %s; decoding the images again", cache.problem)
+        try:
+            writer = cache.writer()
+        except OSError as error:
+            log.warning("TranceNet inputs: not cached in %s (%s)", cache.folder, error)
+            writer = None
+        if writer is None:
+            yield from self.decoded_batches(items, per_batch, len(cameras), None)
+            return
+        with writer:
+            yield from self.decoded_batches(items, per_batch, len(cameras), (cache, writer))
+            try:
+                if not writer.commit():
+                    log.info("TranceNet inputs: an image changed while answering; %s not kept", cache.file)
+            except OSError as error:
+                log.warning("TranceNet inputs: cannot keep the cache %s (%s)", cache.file, error)
+
+    def input_cache(self, items: Sequence[tuple[Any, str, str, Any]]) -> ImageCache | None:
+        """The cache of these items' renders (each image once) at the model's input size, or None
+        when the run keeps no cache."""
+        if self.choices.cache_dir is None:
+            return None
+        from inference.baselines.inputs_cache import ImageCache
+        from plugins.trance.baselines.model import image_method
+
+        config = self.model.config
+        return ImageCache(
+            self.choices.cache_dir,
+            sorted({path for _, initial, final, _ in items for path in (initial, final)}),
+            height=config["image_height"],
+            width=config["image_width"],
+            channels=3,
+            method=image_method(),
+        )
+
+    def decoded_batches(
+        self,
+        items: Sequence[tuple[Any, str, str, Any]],
+        per_batch: int,
+        per_unit: int,
+        filling: tuple[ImageCache, CacheWriter] | None,
+    ) -> Iterator[tuple[Sequence[Unit], Any]]:
+        """Batches read and resized by a DataLoader; each batch's images written to `filling`'s
+        cache writer (by row) when there is one."""
+        from plugins.trance.baselines.training import pair_loader
+
         loader = pair_loader(
             items,
             config=self.model.config,
-            batch_size=batch_size * len(cameras),
+            batch_size=per_batch,
             workers=self.choices.workers,
             device=self.choices.device,
         )
+        done = 0
         for keys, tensors in loader:
+            if filling is not None:
+                cache, writer = filling
+                chunk = items[done : done + len(keys)]
+                for role, column in (("initial", 1), ("final", 2)):
+                    rows = [cache.rows[item[column]][0] for item in chunk]
+                    writer.put(rows, tensors[role].permute(0, 2, 3, 1).numpy())
+            done += len(keys)
             yield (
-                [unit for unit, _ in keys[:: len(cameras)]],
+                [unit for unit, _ in keys[::per_unit]],
+                {**tensors, "cameras": [camera for _, camera in keys]},
+            )
+
+    def cached_batches(
+        self,
+        items: Sequence[tuple[Any, str, str, Any]],
+        per_batch: int,
+        per_unit: int,
+        cache: ImageCache,
+        images: Any,
+    ) -> Iterator[tuple[Sequence[Unit], Any]]:
+        """Batches gathered from the cached images: the tensors the DataLoader would give."""
+        import numpy as np
+        import torch
+
+        from plugins.trance.baselines.model import object_features
+
+        def pixels_first(rows: Any) -> Any:
+            return torch.from_numpy(rows).permute(0, 3, 1, 2).contiguous()
+
+        initial_rows = np.array([cache.rows[initial][0] for _, initial, _, _ in items], dtype=np.int64)
+        final_rows = np.array([cache.rows[final][0] for _, _, final, _ in items], dtype=np.int64)
+        pin = torch.device(self.choices.device).type == CUDA
+        for start in range(0, len(items), per_batch):
+            chunk = items[start : start + per_batch]
+            # [B, H, W, C] rows copied out of the mapped file, laid out as load_image gives them.
+            tensors = {
+                role: pixels_first(images[rows[start : start + per_batch]])
+                for role, rows in (("initial", initial_rows), ("final", final_rows))
+            }
+            tensors["objects"] = torch.stack([object_features(objects) for *_, objects in chunk])
+            if pin:
+                tensors = {role: tensor.pin_memory() for role, tensor in tensors.items()}
+            keys = [key for key, *_ in chunk]
+            yield (
+                [unit for unit, _ in keys[::per_unit]],
                 {**tensors, "cameras": [camera for _, camera in keys]},
             )
 
@@ -281,7 +392,7 @@ class TranceNetBaseline(Baseline):
 
         device = self.choices.device
         initial, final, objects = prepared_inputs(
-            inputs["initial"], inputs["final"], inputs["objects"], device
+            inputs["initial"], inputs["final"], inputs["objects"], device, reuse=self.input_buffers
         )
         max_steps = 1 if self.choices.setting == BASIC else self.model.config["max_steps"]
         with torch.inference_mode(), inference_precision(device):
@@ -320,6 +431,7 @@ class TranceNetBaseline(Baseline):
 
         config = self.model.config
         return {
+            "variant": config["variant"],
             "encoder": config["encoder"],
             "fusion": config["fusion"],
             "hidden": config["hidden"],
@@ -343,7 +455,8 @@ class TranceNetBaseline(Baseline):
         workers: int = 0,
         log: Any = print,
     ) -> dict[str, Any]:
-        """Train on a folder written by ``manage.py generate_trance``; see training.train."""
+        """Train on a folder written by ``manage.py generate_trance``; see training.train (a new
+        model is the paper's "tvr" layout and recipe unless `config` says ``"variant": "v1"``)."""
         import torch
 
         from plugins.trance.baselines import training

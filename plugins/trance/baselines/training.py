@@ -10,6 +10,13 @@
   on the pair choice (where a step lists several right values, as an "out" move does, the loss
   takes the summed probability of all of them), Adam, a tqdm bar on stderr, a checkpoint
   written atomically at the end of every epoch, held-out accuracy per epoch when asked.
+
+A new model is the paper's layout (``variant: "tvr"``, see model.py) unless the config says
+"v1", and trains by the recipe of the paper's released code scaled to the epochs asked for
+(`Recipe`): Adam at 1e-3, the learning rate divided by 10 after half the epochs (the released
+StepLR: 25 of 50), and each training pair shifted by the same random translation of up to 5% of
+the width and height (the released ``img_aug``). "v1" keeps its own: a constant learning rate
+and no augmentation.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ from __future__ import annotations
 import os
 import random
 import sys
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,11 +39,13 @@ from plugins.trance import formats
 from plugins.trance.baselines.model import (
     END,
     MODEL_NAME,
+    PAIR_END,
     PAIR_INDEX,
     PAIRS,
-    TranceNet,
+    Model,
     answers_from_choices,
     build_model,
+    full_config,
     load_image,
     object_features,
     pair_of_step,
@@ -171,17 +181,20 @@ def load_all(examples: Sequence[Example], config: Mapping[str, Any], workers: in
 # --- Targets -----------------------------------------------------------------------------------
 
 
-def targets(examples: Sequence[Example], length: int) -> dict[str, torch.Tensor]:
+def targets(examples: Sequence[Example], length: int, end_pair: int | None = None) -> dict[str, torch.Tensor]:
     """Teacher-forcing inputs and the losses' targets for `length` decoder steps.
 
     objects (N, T): the true object of each step, END after the last one (0 past END, masked);
-    pairs (N, T): the true pair of each step; pair_options (N, T, 33): every right pair of it;
-    object_mask / pair_mask (N, T): which steps the object / pair loss counts.
+    pairs (N, T): the true pair of each step; pair_options (N, T, P): every right pair of it;
+    object_mask / pair_mask (N, T): which steps the object / pair loss counts. With `end_pair`
+    (the "tvr" layout's PAIR_END), the step at END has that pair to learn too, and P = 34; else
+    the pair loss skips it and P = 33.
     """
     count = len(examples)
     objects = torch.zeros(count, length, dtype=torch.long)
     pairs = torch.zeros(count, length, dtype=torch.long)
-    options = torch.zeros(count, length, len(PAIRS), dtype=torch.bool)
+    width = len(PAIRS) if end_pair is None else max(len(PAIRS), end_pair + 1)
+    options = torch.zeros(count, length, width, dtype=torch.bool)
     object_mask = torch.zeros(count, length, dtype=torch.bool)
     pair_mask = torch.zeros(count, length, dtype=torch.bool)
     for row, example in enumerate(examples):
@@ -196,6 +209,10 @@ def targets(examples: Sequence[Example], length: int) -> dict[str, torch.Tensor]
         if len(steps) < length:
             objects[row, len(steps)] = END
             object_mask[row, len(steps)] = True
+            if end_pair is not None:
+                pairs[row, len(steps)] = end_pair
+                options[row, len(steps), end_pair] = True
+                pair_mask[row, len(steps)] = True
     return {
         "objects": objects,
         "pairs": pairs,
@@ -226,9 +243,7 @@ def setting_of(examples: Sequence[Example]) -> str:
     return BASIC if all(len(example.steps) == 1 for example in examples) else EVENT
 
 
-def decode_answers(
-    model: TranceNet, tensors: Mapping[str, torch.Tensor], device: str, max_steps: int
-) -> list:
+def decode_answers(model: Model, tensors: Mapping[str, torch.Tensor], device: str, max_steps: int) -> list:
     model.eval()
     answers = []
     with torch.inference_mode():
@@ -241,7 +256,7 @@ def decode_answers(
 
 
 def accuracy(
-    model: TranceNet, examples: Sequence[Example], tensors: Mapping[str, torch.Tensor], device: str
+    model: Model, examples: Sequence[Example], tensors: Mapping[str, torch.Tensor], device: str
 ) -> float:
     """The released metric's Acc on `examples` (Basic when all are single-step, else Event)."""
     from plugins.trance import metric
@@ -257,7 +272,7 @@ def accuracy(
 # --- Checkpoints ---------------------------------------------------------------------------------
 
 
-def checkpoint_dict(model: TranceNet, trained: Mapping[str, Any]) -> dict[str, Any]:
+def checkpoint_dict(model: Model, trained: Mapping[str, Any]) -> dict[str, Any]:
     """What a checkpoint holds: plain dicts, strings, numbers and tensors (loadable weights_only)."""
     return {
         "model": MODEL_NAME,
@@ -297,6 +312,57 @@ def shuffled_batches(count: int, batch_size: int, generator: torch.Generator) ->
         yield order[start : start + batch_size]
 
 
+#: The variant a new model is trained as when the config names none.
+TRAINING_VARIANT = "tvr"
+#: The released training's translation augmentation: up to 5% of the width and of the height.
+SHIFT_FRACTION = 0.05
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """How a run trains: `decay_after` epochs of this run at the learning rate, then a tenth of
+    it (None: constant); `shift` (a fraction of the width and height, 0: none) is the largest
+    random translation of a training pair."""
+
+    decay_after: int | None
+    shift: float
+
+    @classmethod
+    def of(cls, variant: str, epochs: int) -> Recipe:
+        """The paper's recipe scaled to `epochs` for "tvr" (50 epochs, StepLR at 25: here after
+        half of them, rounded up), a constant rate without augmentation for "v1"."""
+        if variant == "tvr":
+            return cls(decay_after=(epochs + 1) // 2 if epochs > 1 else None, shift=SHIFT_FRACTION)
+        return cls(decay_after=None, shift=0.0)
+
+    def learning_rate(self, base: float, epoch: int) -> float:
+        """The rate of this run's `epoch` (0-based)."""
+        return base * 0.1 if self.decay_after is not None and epoch >= self.decay_after else base
+
+
+def shifted(
+    initial: torch.Tensor, final: torch.Tensor, fraction: float, generator: torch.Generator
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Each pair of (B, C, H, W) images moved by one random whole-pixel translation, the same
+    for both images, of up to `fraction` of the width and of the height either way; the
+    uncovered border is 0 (black), as the released training's affine translation fills it."""
+    count, _, height, width = initial.shape
+    most_x, most_y = int(fraction * width), int(fraction * height)
+    if count == 0 or (most_x == 0 and most_y == 0):
+        return initial, final
+    dx = torch.randint(-most_x, most_x + 1, (count,), generator=generator).tolist()
+    dy = torch.randint(-most_y, most_y + 1, (count,), generator=generator).tolist()
+    moved = []
+    for images in (initial, final):
+        out = torch.zeros_like(images)
+        for row, (x, y) in enumerate(zip(dx, dy, strict=True)):
+            out[row, :, max(y, 0) : height + min(y, 0), max(x, 0) : width + min(x, 0)] = images[
+                row, :, max(-y, 0) : height + min(-y, 0), max(-x, 0) : width + min(-x, 0)
+            ]
+        moved.append(out)
+    return moved[0], moved[1]
+
+
 def train(
     *,
     data: Path,
@@ -309,14 +375,17 @@ def train(
     resume: Mapping[str, Any] | None = None,
     val: Path | None = None,
     learning_rate: float = 1e-3,
+    recipe: Recipe | None = None,
     workers: int = 0,
     log: Log = print,
 ) -> dict[str, Any]:
     """Train TranceNet on a generated folder and write `out` after every epoch.
 
-    `resume`: a loaded checkpoint to continue from (its config and weights; Adam starts afresh,
-    since its moments would triple the file). Returns the final checkpoint's "trained" entry
-    with the held-out accuracy per epoch when `val` was given.
+    `config`: the model's (`model.full_config`); a new model is the "tvr" layout unless it says
+    otherwise. `resume`: a loaded checkpoint to continue from (its config and weights; Adam and
+    the recipe start afresh, since Adam's moments would triple the file). `recipe`: None for the
+    variant's own (`Recipe.of`). Returns the final checkpoint's "trained" entry with the loss,
+    learning rate, seconds and held-out accuracy (when `val` was given) per epoch.
     """
     if epochs < 1:
         raise BaselineRefused(f"epochs must be at least 1, got {epochs}")
@@ -327,27 +396,35 @@ def train(
     random.seed(seed)
     torch.manual_seed(seed)
     previous_epochs = 0
-    if resume is not None:
-        config = {**resume["config"], **(config or {})}
-        if any(config[key] != resume["config"][key] for key in config):
-            raise BaselineRefused("the checkpoint to resume was trained with other settings: leave them out")
-        previous_epochs = int(resume.get("trained", {}).get("epochs", 0))
     try:
+        if resume is not None:
+            stored = full_config(resume["config"])
+            config = {**stored, **(config or {})}
+            if full_config(config) != stored:
+                raise BaselineRefused(
+                    "the checkpoint to resume was trained with other settings: leave them out"
+                )
+            previous_epochs = int(resume.get("trained", {}).get("epochs", 0))
+        else:
+            config = {"variant": TRAINING_VARIANT, **(config or {})}
         model = build_model(config)
     except ValueError as error:
         raise BaselineRefused(str(error)) from None
     if resume is not None:
         model.load_state_dict(resume["state_dict"])
     model.to(device)
+    recipe = recipe or Recipe.of(model.config["variant"], epochs)
     log(
-        f"TranceNet ({model.config['encoder']}, {model.config['fusion']}, {parameter_count(model):,} parameters): "
+        f"TranceNet ({model.config['variant']} layout, {model.config['encoder']}, {model.config['fusion']}, "
+        f"{parameter_count(model):,} parameters): "
         f"{len(examples)} training samples from {data}"
         + (f", {len(held_out)} held-out samples from {val}" if held_out else "")
     )
     train_tensors = load_all(examples, model.config, workers)
     val_tensors = load_all(held_out, model.config, workers) if held_out else None
-    length = min(MAX_STEPS, max(len(example.steps) for example in examples) + 1)
-    train_targets = targets(examples, length)
+    end_pair = PAIR_END if model.pair_outputs > len(PAIRS) else None
+    length = model.target_length(max(len(example.steps) for example in examples))
+    train_targets = targets(examples, length, end_pair)
     optimizer = torch.optim.Adam(model.parameters(), lr=learning_rate)
     generator = torch.Generator().manual_seed(seed)
     trained: dict[str, Any] = {
@@ -359,10 +436,16 @@ def train(
         "data_sha256": file_digest(Path(data) / DATA_FILE),
         "batch_size": batch_size,
         "learning_rate": learning_rate,
+        "lr_decay_after": recipe.decay_after,
+        "shift": recipe.shift,
     }
     history: list[dict[str, Any]] = []
     epoch_bar = progress_bar(range(epochs), desc="epochs", unit="epoch")
     for epoch in epoch_bar:
+        started = time.perf_counter()
+        rate = recipe.learning_rate(learning_rate, epoch)
+        for group in optimizer.param_groups:
+            group["lr"] = rate
         model.train()
         total, batches = 0.0, 0
         batch_bar = progress_bar(
@@ -373,12 +456,10 @@ def train(
         )
         for rows in batch_bar:
             batch = {key: value[rows].to(device) for key, value in train_targets.items()}
-            initial, final, objects = prepared_inputs(
-                train_tensors["initial"][rows],
-                train_tensors["final"][rows],
-                train_tensors["objects"][rows],
-                device,
-            )
+            initial, final = train_tensors["initial"][rows], train_tensors["final"][rows]
+            if recipe.shift:
+                initial, final = shifted(initial, final, recipe.shift, generator)
+            initial, final, objects = prepared_inputs(initial, final, train_tensors["objects"][rows], device)
             object_scores, pair_scores = model(initial, final, objects, batch["objects"], batch["pairs"])
             loss = step_loss(object_scores, pair_scores, batch)
             optimizer.zero_grad(set_to_none=True)
@@ -388,7 +469,12 @@ def train(
             batches += 1
             batch_bar.set_postfix(loss=f"{total / batches:.3f}")
         trained["epochs"] = previous_epochs + epoch + 1
-        line: dict[str, Any] = {"epoch": trained["epochs"], "loss": round(total / max(batches, 1), 4)}
+        line: dict[str, Any] = {
+            "epoch": trained["epochs"],
+            "loss": round(total / max(batches, 1), 4),
+            "lr": rate,
+            "seconds": round(time.perf_counter() - started, 1),
+        }
         if val_tensors is not None:
             line["val_acc"] = round(accuracy(model, held_out, val_tensors, device), 4)
             trained["val"] = {
@@ -400,8 +486,8 @@ def train(
         epoch_bar.set_postfix(loss=f"{line['loss']:.3f}")
         save_atomically(checkpoint_dict(model, trained), out)
         log(
-            f"epoch {line['epoch']}: loss {line['loss']:.4f}"
-            + (f", held-out {trained['setting']} Acc {line['val_acc']:.4f}" if "val_acc" in line else "")
+            f"epoch {line['epoch']}: loss {line['loss']:.4f}, lr {rate:g}, {line['seconds']:.0f} s"
+            + (f", held-out {setting_of(held_out)} Acc {line['val_acc']:.4f}" if "val_acc" in line else "")
             + f" -> {out}"
         )
     return {**trained, "history": history}
