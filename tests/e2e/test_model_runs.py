@@ -16,9 +16,10 @@ def test_a_researcher_starts_a_model_run_follows_it_and_opens_the_report(page, s
     expect(page.locator("h1")).to_have_text("Model runs")
     page.click("text=New run")
     page.select_option("#id_dataset", str(trance_dataset.pk))
-    # Only TRANCE's baselines and settings are offered for a TRANCE dataset.
+    # Only TRANCE's models and settings are offered for a TRANCE dataset: its three baselines and
+    # the served model.
     offered = page.locator("#id_baseline option:not([hidden])")
-    expect(offered).to_have_count(3)
+    expect(offered).to_have_count(4)
     expect(offered.first).to_contain_text("TRANCE")
     expect(page.locator("#id_setting option")).to_have_count(3)
     page.select_option("#id_baseline", "trance:trancenet")

@@ -24,6 +24,7 @@ from evaluation.models import Submission
 from humantest import sessions
 from humantest.models import TestPlan, TestSession
 from inference.models import ModelRun
+from inference.selectors import runnable_baselines
 from inference.services import execute_run, start_run
 from tests.e2e.conftest import for_docs, log_in
 from tests.factories import PASSWORD
@@ -321,7 +322,6 @@ def site_data() -> list[str]:
     from annotation.models import Project
     from benchmarks import registry
     from humantest.models import Study
-    from inference.baselines import baselines_of
 
     names: set[str] = set()
     for dataset in Dataset.objects.all():
@@ -337,8 +337,9 @@ def site_data() -> list[str]:
     }
     names |= {line.strip("# ") for line in list(names) if line.startswith("#")}
     names |= {key for run in ModelRun.objects.all() for key in (run.parameters or {})}
+    # A model's title is its name, as in the papers' tables (baselines, plug-ins, the served model).
+    names |= {f"{registry.get(benchmark).title}: {model.title}" for benchmark, model in runnable_baselines()}
     for spec in registry.specs():
-        names |= {f"{spec.title}: {baseline.title}" for baseline in baselines_of(spec)}
         names.add(spec.title)
         for choice in (*spec.settings, *spec.variants, *spec.comparison_strata):
             names |= {str(choice.label), str(choice.value)}
