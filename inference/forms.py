@@ -77,7 +77,8 @@ class RunForm(forms.Form):
         required=False,
         max_length=128,
         help_text=gettext_lazy(
-            "The name of an environment variable on the worker that holds the key, sent as a bearer "
+            "The name of an environment variable on the worker that holds the key, starting with "
+            "YARDSTICK_SERVED_KEY_ (no other variable of the worker can be sent), sent as a bearer "
             "token; never the key itself. Empty: no key."
         ),
     )

@@ -69,7 +69,10 @@ AUDIT_RESPONSE_BYTES = 64 * 1024
 UNPARSED_LISTED = 50
 #: Query parameters an endpoint may not carry: a key in the URL would be stored and shown.
 SECRET_QUERY = re.compile(r"key|token|secret|password|passwd|signature|sig|auth", re.I)
-ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+#: A key's variable must carry this prefix: a run may not have the worker send any other of its
+#: variables (its database password, its secret key) to an endpoint the run names.
+KEY_PREFIX = "YARDSTICK_SERVED_KEY_"
+ENV_NAME = re.compile(re.escape(KEY_PREFIX) + r"[A-Za-z0-9_]{1,100}")
 DATA_URI = re.compile(r"data:[^;,]+;base64,", re.I)
 
 
@@ -143,8 +146,9 @@ def served_options(raw: Mapping[str, Any] | None) -> ServedOptions:
     api_key_env = raw.get("api_key_env", "") or ""
     if not isinstance(api_key_env, str) or (api_key_env and not ENV_NAME.fullmatch(api_key_env)):
         raise OptionsRefused(
-            "api_key_env: expected the NAME of an environment variable on the worker that holds the key "
-            "(such as OPENAI_API_KEY), never the key itself"
+            f"api_key_env: expected the NAME of an environment variable on the worker that holds the key, "
+            f"starting with {KEY_PREFIX} (such as {KEY_PREFIX}VLLM), never the key itself: no other "
+            "variable of the worker may be sent to an endpoint"
         )
     return ServedOptions(
         endpoint=endpoint,

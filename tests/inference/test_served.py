@@ -82,11 +82,13 @@ def audit_lines(run: ModelRun) -> list[dict]:
 
 
 def test_a_chat_model_answers_through_faults_and_every_attempt_is_kept(dots, server, tmp_path, monkeypatch):
-    monkeypatch.setenv("DOTS_KEY", KEY)
+    monkeypatch.setenv("YARDSTICK_SERVED_KEY_DOTS", KEY)
     server.key = KEY  # the server refuses a request without it
     server.faults = {"d1": [SERVICE_UNAVAILABLE], "d2": [TOO_MANY], "d3": [SLOW], "d4": [GARBAGE]}
     server.slow_s = 2.5
-    options = chat_options(server, api_key_env="DOTS_KEY", concurrency=3, timeout_s=1, retries=2)
+    options = chat_options(
+        server, api_key_env="YARDSTICK_SERVED_KEY_DOTS", concurrency=3, timeout_s=1, retries=2
+    )
     run = execute_run(
         start_run(dataset=dots, baseline="served", batch_size=4, seed=3, options=options, enqueue=False)
     )
@@ -106,14 +108,17 @@ def test_a_chat_model_answers_through_faults_and_every_attempt_is_kept(dots, ser
     assert params["model_prompt"] == "tests.dotcount.served:DotCountServed"
     # 8 units, and one more attempt each for the 503, the 429 and the timeout.
     assert (params["model_requests"], params["model_retries"], params["model_unparsed"]) == (11, 3, 1)
-    assert params["model_unparsed_units"] == ["d4"] and params["model_api_key_env"] == "DOTS_KEY"
+    assert (
+        params["model_unparsed_units"] == ["d4"]
+        and params["model_api_key_env"] == "YARDSTICK_SERVED_KEY_DOTS"
+    )
     assert all(request["authorization"] == f"Bearer {KEY}" for request in server.seen)
 
     text = (run.audit.open("rb").read()).decode()
     run.audit.close()
     assert KEY not in text and "base64" not in text and "Authorization" not in text
     lines = audit_lines(run)
-    assert lines[0]["kind"] == "run" and lines[0]["options"]["api_key_env"] == "DOTS_KEY"
+    assert lines[0]["kind"] == "run" and lines[0]["options"]["api_key_env"] == "YARDSTICK_SERVED_KEY_DOTS"
     assert lines[-1] == {**lines[-1], "kind": "end", "requests": 11, "retries": 3, "unparsed": 1}
     requests = [line for line in lines if line["kind"] == "request"]
     assert len(requests) == 11
@@ -210,16 +215,19 @@ def test_a_unit_that_keeps_failing_fails_the_run_cleanly_and_its_attempts_are_ke
 
 def test_a_refusal_is_not_retried_and_a_missing_key_variable_fails_the_run(dots, server, monkeypatch):
     server.key = KEY
-    monkeypatch.setenv("DOTS_KEY", "sk-wrong")
-    options = chat_options(server, api_key_env="DOTS_KEY", concurrency=1)
+    monkeypatch.setenv("YARDSTICK_SERVED_KEY_DOTS", "sk-wrong")
+    options = chat_options(server, api_key_env="YARDSTICK_SERVED_KEY_DOTS", concurrency=1)
     run = execute_run(
         start_run(dataset=dots, baseline="served", batch_size=4, options=options, enqueue=False)
     )
     assert run.status == "failed" and "unit d0:" in run.error and "answered 401 (not retried)" in run.error
     assert len(server.seen) == 1 and "sk-wrong" not in json.dumps(audit_lines(run))
-    monkeypatch.delenv("DOTS_KEY")
+    monkeypatch.delenv("YARDSTICK_SERVED_KEY_DOTS")
     run = execute_run(start_run(dataset=dots, baseline="served", options=options, enqueue=False))
-    assert run.status == "failed" and "the environment variable DOTS_KEY is not set" in run.error
+    assert (
+        run.status == "failed"
+        and "the environment variable YARDSTICK_SERVED_KEY_DOTS is not set" in run.error
+    )
     assert len(server.seen) == 1 and not Submission.objects.exists()
 
 
@@ -250,6 +258,9 @@ def test_a_cancel_stops_the_requests_at_the_next_batch(dots, server):
         ({"endpoint": "http://example.org/v1"}, "model: the openai protocol needs the model's name"),
         ({"endpoint": "http://example.org/", "protocol": "grpc"}, "protocol: expected one of yardstick, openai"),
         ({"endpoint": "http://example.org/v1", "model": "m", "api_key_env": KEY}, "api_key_env: expected the NAME"),
+        # Any other variable of the worker (its secret key, its database password) is not a key to send.
+        ({"endpoint": "http://example.org/v1", "model": "m", "api_key_env": "DJANGO_SECRET_KEY"}, "api_key_env: expected the NAME"),
+        ({"endpoint": "http://example.org/v1", "model": "m", "api_key_env": "DATABASE_URL"}, "starting with YARDSTICK_SERVED_KEY_"),
         ({"endpoint": "http://example.org/v1", "model": "m", "concurrency": 33}, "concurrency: expected a whole number from 1 to 32"),
         ({"endpoint": "http://example.org/v1", "model": "m", "concurrency": True}, "concurrency: expected a whole number"),
         ({"endpoint": "http://example.org/v1", "model": "m", "timeout_s": 0}, "timeout_s: expected a number of seconds from 0.1 to 600"),
