@@ -50,9 +50,9 @@ TRACEBACK_CHARACTERS = 3000
 class ModelInput:
     """One unit as a plug-in sees it: what people are shown, never the answer.
 
-    `id`: the unit id the prediction names (a string). `setting`: the run's setting (TRANCE's
-    "basic", "event", "view"; "" where the benchmark has none). `payload`: the item as people see
-    it (the question, the initial scene's objects, ...). `images`: media role -> absolute file path.
+    `id`: the unit id the prediction names (a string). `setting`: the run's setting (one of the
+    benchmark's settings; "" where it has none). `payload`: the item as people see it (the question,
+    the initial scene's objects, ...). `images`: media role -> absolute file path.
     """
 
     id: str
@@ -74,7 +74,7 @@ class LoadContext:
 class Model:
     """A researcher's model. Subclass it, fill in the names, write `load` and `predict`.
 
-    `benchmark`: the benchmark whose items it answers ("trance", "stevqa", "cric", "clevrref").
+    `benchmark`: the name of the benchmark whose items it answers (its spec's `name`).
     `name`: the key people type (`manage.py run_baseline <name> <dataset>`), unique within the
     benchmark. `device`: "cpu", "cuda" or "auto" (CUDA where the worker has a GPU). `batch_size`:
     the batch size a run uses unless it names one. `settings`: the settings it answers (empty:

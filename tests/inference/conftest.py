@@ -51,3 +51,22 @@ def dots(dotcount, tmp_path):
     return import_dataset(
         benchmark="dotcount", data=truth.read_bytes(), name="dots", images_dir=tmp_path / "dots" / "images"
     )
+
+
+def pip_install_copy(package: Path, tmp_path_factory) -> Path:
+    """`package` installed by pip into a folder of its own, as a researcher's `pip install` would,
+    built from a copy so that the source folder gets no build leftovers; the folder is returned."""
+    import shutil
+    import subprocess
+    import sys
+
+    source = tmp_path_factory.mktemp(f"{package.name}-source") / package.name
+    shutil.copytree(package, source, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
+    site = tmp_path_factory.mktemp(f"{package.name}-site")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
+         "--target", str(site), str(source)],
+        check=True,
+        capture_output=True,
+    )  # fmt: skip
+    return site

@@ -5,8 +5,6 @@ gives, worked out here from the answers and the ground truth by the benchmark's 
 
 import io
 import json
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -22,6 +20,7 @@ from inference import selectors
 from inference.baselines import RunChoices, Unit
 from inference.plugins import PluginBaseline
 from inference.services import dataset_units, execute_run, start_run
+from tests.inference.conftest import pip_install_copy
 
 pytestmark = pytest.mark.django_db
 
@@ -38,18 +37,8 @@ MODELS = {
 
 @pytest.fixture(scope="module")
 def example_site(tmp_path_factory):
-    """The example package installed by pip into a folder of its own, from a copy (so that the
-    source folder gets no build leftovers), as `pip install examples/model-plugin` would."""
-    source = tmp_path_factory.mktemp("example-source") / "model-plugin"
-    shutil.copytree(PACKAGE, source, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
-    site = tmp_path_factory.mktemp("example-site")
-    subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-         "--target", str(site), str(source)],
-        check=True,
-        capture_output=True,
-    )  # fmt: skip
-    return site
+    """The example package installed by pip into a folder of its own."""
+    return pip_install_copy(PACKAGE, tmp_path_factory)
 
 
 def forget_plugins():

@@ -5,8 +5,6 @@ baseline, with its provenance; a broken one fails the run saying why, and nothin
 import hashlib
 import io
 import json
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -20,6 +18,7 @@ from inference import selectors
 from inference.models import ModelRun
 from inference.services import RunRefused, execute_run, start_run
 from tests.factories import make_user
+from tests.inference.conftest import pip_install_copy
 
 pytestmark = pytest.mark.django_db
 
@@ -28,18 +27,8 @@ PACKAGE = Path(__file__).with_name("toy_models")
 
 @pytest.fixture(scope="module")
 def toy_site(tmp_path_factory):
-    """The toy package installed by pip into a folder of its own (built from a copy, so that the
-    source folder gets no build leftovers)."""
-    source = tmp_path_factory.mktemp("toy-source") / "toy_models"
-    shutil.copytree(PACKAGE, source)
-    site = tmp_path_factory.mktemp("toy-site")
-    subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-         "--target", str(site), str(source)],
-        check=True,
-        capture_output=True,
-    )  # fmt: skip
-    return site
+    """The toy package installed by pip into a folder of its own."""
+    return pip_install_copy(PACKAGE, tmp_path_factory)
 
 
 def forget_plugins():
