@@ -76,6 +76,7 @@ def isolated_storage(settings, tmp_path):
     settings.AXES_ENABLED = False
     settings.MEDIA_ROOT = tmp_path / "media"
     settings.UPLOADS_ROOT = tmp_path / "uploads"
+    settings.FILE_CACHE_DIR = tmp_path / "file-cache"
     settings.CELERY_TASK_ALWAYS_EAGER = True
     settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
     from django.core.cache import cache
@@ -86,3 +87,39 @@ def isolated_storage(settings, tmp_path):
     app.conf.task_always_eager = True
     yield
     app.conf.task_always_eager = False
+
+
+@pytest.fixture(scope="session")
+def s3_server():
+    """An S3-compatible server (moto's, a process of its own) for this test process's session."""
+    from tests.s3 import start_s3_server
+
+    server = start_s3_server()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def object_store(settings, tmp_path, s3_server):
+    """The app keeps its files in a fresh bucket of the test S3 server, as a site with
+    YARDSTICK_S3_BUCKET set does; local copies go to this test's own cache folder. Gives the server
+    (its `client()` reads the bucket behind the app's back) with the bucket's name as `.bucket`."""
+    from tests.s3 import ACCESS_KEY, REGION, SECRET_KEY
+    from yardstick.settings import object_store as stores
+
+    bucket = s3_server.new_bucket()
+    settings.STORAGES = {
+        **settings.STORAGES,
+        **stores(
+            bucket,
+            endpoint_url=s3_server.endpoint,
+            region_name=REGION,
+            access_key=ACCESS_KEY,
+            secret_key=SECRET_KEY,
+            signed_url_seconds=settings.SIGNED_URL_SECONDS,
+        ),
+    }
+    settings.FILE_STORE = "s3"
+    settings.FILE_CACHE_DIR = tmp_path / "file-cache"
+    s3_server.bucket = bucket
+    return s3_server

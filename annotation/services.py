@@ -33,6 +33,7 @@ from annotation.problems import Problem
 from annotation.workflows import NoWorkflow, workflow_for
 from benchmarks.models import Dataset, Item
 from benchmarks.services import import_dataset
+from benchmarks.storage import local_folder, local_path, media
 from jobs import services as jobs
 
 _ocr_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="ocr")
@@ -181,10 +182,15 @@ def create_project(
 
 
 def image_file(item: Item, role: str) -> Path | None:
+    """The item's image of `role` as a file on this machine (fetched from an object store once);
+    None when the item has none or the store lacks it."""
     name = item.media.get(role)
     if not name:
         return None
-    return Path(settings.MEDIA_ROOT) / item.dataset.media_folder / name.rsplit("/", 1)[-1]
+    try:
+        return local_path(media, f"{item.dataset.media_folder}/{name.rsplit('/', 1)[-1]}")
+    except FileNotFoundError:
+        return None
 
 
 def image_size(path: Path | None) -> tuple[int, int]:
@@ -545,7 +551,7 @@ def publish(project: Project, *, created_by=None) -> tuple[Dataset, dict[str, in
         ).values_list("version", flat=True)
     )
     version = next(str(number) for number in range(1, len(taken) + 2) if str(number) not in taken)
-    images = Path(settings.MEDIA_ROOT) / project.dataset.media_folder
+    images = local_folder(media, project.dataset.media_folder)
     with transaction.atomic():
         dataset = import_dataset(
             benchmark=project.dataset.benchmark,

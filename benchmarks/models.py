@@ -17,7 +17,7 @@ from django.utils.translation import gettext_lazy as _
 from accounts.inputs import one_line
 from benchmarks import registry
 from benchmarks.spec import BenchmarkSpec
-from benchmarks.storage import uploads
+from benchmarks.storage import upload_storage
 from jobs.models import Job
 
 
@@ -86,7 +86,7 @@ class Dataset(BenchmarkNamed, models.Model):
 
     @property
     def media_folder(self) -> str:
-        """Where this dataset's files live, relative to MEDIA_ROOT."""
+        """Where this dataset's files live in the media store (benchmarks/storage.py)."""
         return f"datasets/{self.pk}"
 
     def media_url(self, reference: str) -> str:
@@ -174,10 +174,10 @@ class ImportJob(BenchmarkNamed, Job):
     split = models.CharField(max_length=50, blank=True, default="", validators=[one_line])
     version = models.CharField(max_length=50, default="1", validators=[one_line])
     # Kept outside the media folder (benchmarks/storage.py) and removed when the job ends.
-    upload = models.FileField(upload_to="imports/%Y/%m/", storage=uploads)
-    scenes_upload = models.FileField(upload_to="imports/%Y/%m/", storage=uploads, blank=True)
+    upload = models.FileField(upload_to="imports/%Y/%m/", storage=upload_storage)
+    scenes_upload = models.FileField(upload_to="imports/%Y/%m/", storage=upload_storage, blank=True)
     images_upload = models.FileField(
-        upload_to="imports/%Y/%m/", storage=uploads, blank=True, help_text=_("A zip of the images.")
+        upload_to="imports/%Y/%m/", storage=upload_storage, blank=True, help_text=_("A zip of the images.")
     )
     stage = models.CharField(max_length=100, blank=True, default="")
     done = models.PositiveIntegerField(default=0)

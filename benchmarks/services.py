@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
 import tempfile
 import zipfile
 from collections.abc import Callable, Iterable, Iterator
@@ -38,6 +37,7 @@ from benchmarks.records import (
     parse_prepared,
     paused_gc,
 )
+from benchmarks.storage import delete_folder, local_copy, media, save_folder
 from jobs.models import ACTIVE
 from jobs.services import beating, clear_progress, enqueue, report_progress, take
 
@@ -177,17 +177,17 @@ def import_dataset(
         unit_count=total,
         created_by=created_by,
     )
-    folder: Path | None = None
+    folder: str | None = None
     try:
         # Collection paused while the records stream through: each full collection would walk
         # every object the process holds, hundreds of times over a 500,000-record file.
         with paused_gc(), transaction.atomic():
             dataset.save()
             if files:
-                folder = Path(settings.MEDIA_ROOT) / dataset.media_folder
+                folder = dataset.media_folder
                 # A folder of this id can only be a leftover of an import that died mid-way.
-                shutil.rmtree(folder, ignore_errors=True)
-                copy_media(files, folder, progress)
+                delete_folder(media, folder)
+                save_folder(media, files, folder, lambda done, total: progress("copying images", done, total))
             scene_ids = save_scenes(dataset, scenes)
             count, units = save_items(
                 dataset,
@@ -207,7 +207,7 @@ def import_dataset(
                 dataset.save(update_fields=["item_count", "unit_count"])
     except BaseException:
         if folder is not None:
-            shutil.rmtree(folder, ignore_errors=True)
+            delete_folder(media, folder)
         raise
     progress("done", dataset.item_count, dataset.item_count)
     return dataset
@@ -281,20 +281,6 @@ def locate_media(
 def media_name(reference: str) -> str:
     """The name under which a referenced file is kept in the dataset's flat media folder."""
     return Path(reference).name
-
-
-def copy_media(files: dict[str, Path], folder: Path, progress: ProgressCallback) -> None:
-    """Hard-link when the media folder is on the same disk, copy otherwise."""
-    folder.mkdir(parents=True, exist_ok=True)
-    total = len(files)
-    for done, (file_name, path) in enumerate(files.items(), start=1):
-        target = folder / file_name
-        try:
-            os.link(path, target)
-        except OSError:
-            shutil.copyfile(path, target)
-        if done % 200 == 0 or done == total:
-            progress("copying images", done, total)
 
 
 def nul_errors(where: str, record: CatalogRecord | SceneRecord) -> list[RecordError]:
@@ -468,11 +454,13 @@ def run_import_job(job: ImportJob) -> ImportJob:
         with beating(job), tempfile.TemporaryDirectory(prefix="yardstick-import-") as workdir:
             images_dir = None
             if job.images_upload:
-                images_dir = extract_images(
-                    Path(job.images_upload.path), Path(workdir), limit=settings.MAX_UNPACKED_IMAGES_BYTES
-                )
+                with local_copy(job.images_upload) as archive:
+                    images_dir = extract_images(
+                        archive, Path(workdir), limit=settings.MAX_UNPACKED_IMAGES_BYTES
+                    )
             scenes_data = job.scenes_upload.read() if job.scenes_upload else None
-            with job.upload.open("rb") as upload:
+            # A file on this machine, however the uploads are stored: the reader streams and seeks.
+            with local_copy(job.upload) as path, path.open("rb") as upload:
                 dataset = import_dataset(
                     benchmark=job.benchmark,
                     data=upload,

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Back up a Yardstick site: the database, then the shared folders (media, uploads, checkpoints,
-# model plug-ins), into a dated folder; keeps the newest few. Restore: docs/production.md, "Backups".
+# Back up a Yardstick site: the database, then the files (media, uploads, checkpoints: the shared
+# folders, or the object store's copy when YARDSTICK_S3_BUCKET is set; model plug-ins), into a dated
+# folder; keeps the newest few. Restore: docs/production.md, "Backups".
 #
 #   deploy/backup.sh [--env-file /etc/yardstick/web.env] [--dest /var/backups/yardstick] [--keep 14]
 #
 # The settings are those the web server reads (DATABASE_URL, MEDIA_ROOT, YARDSTICK_UPLOADS_ROOT,
-# YARDSTICK_CHECKPOINT_DIR, YARDSTICK_MODELS_DIR, YARDSTICK_VAR_DIR), from --env-file or from the
+# YARDSTICK_CHECKPOINT_DIR, YARDSTICK_MODELS_DIR, YARDSTICK_VAR_DIR, YARDSTICK_S3_*), from --env-file or from the
 # environment (a variable already set wins over the file), with settings.py's defaults. Run it
 # where the shared folders are mounted and the database is reachable, as root or the yardstick
 # user, e.g. nightly from a systemd timer or cron. BACKUP_DIR and BACKUP_KEEP may replace --dest
@@ -106,6 +107,22 @@ PY
     exit 1
     ;;
 esac
+
+if [ -n "${YARDSTICK_S3_BUCKET:-}" ]; then
+  # The files are in an object store: `manage.py copy_store export` brings a mirror of its three
+  # prefixes up to date (only what changed is fetched), and the mirror is backed up as the folders
+  # would be. Restore with `manage.py copy_store import`.
+  mirror="$dest/store-mirror"
+  python=${YARDSTICK_PYTHON:-$root/.venv/bin/python}
+  (cd "$root" && "$python" manage.py copy_store export "$mirror") >>"$partial/MANIFEST"
+  folders=(
+    "media=$mirror/media"
+    "uploads=$mirror/uploads"
+    "checkpoints=$mirror/checkpoints"
+    "models=${YARDSTICK_MODELS_DIR:-$var_dir/models}"
+  )
+  echo "store s3://$YARDSTICK_S3_BUCKET/${YARDSTICK_S3_PREFIX:+$YARDSTICK_S3_PREFIX/} via $mirror" >>"$partial/MANIFEST"
+fi
 
 for entry in "${folders[@]}"; do
   name=${entry%%=*} path=${entry#*=}

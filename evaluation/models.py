@@ -17,7 +17,7 @@ from django.utils.translation import gettext_lazy as _
 
 from accounts.inputs import one_line
 from benchmarks.models import Dataset, Item
-from benchmarks.storage import uploads
+from benchmarks.storage import upload_storage
 from jobs.models import Job
 
 
@@ -130,7 +130,7 @@ class ScoringJob(Job):
         Submission, null=True, blank=True, on_delete=models.SET_NULL, related_name="scoring_jobs"
     )
     name = models.CharField(max_length=200, help_text=_("The submission's name (kept when the job fails)."))
-    upload = models.FileField(upload_to="submissions/%Y/%m/", storage=uploads, blank=True)
+    upload = models.FileField(upload_to="submissions/%Y/%m/", storage=upload_storage, blank=True)
     errors = models.JSONField(default=list, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"

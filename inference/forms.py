@@ -144,7 +144,7 @@ class RunForm(forms.Form):
             for benchmark, baseline in self.baselines
         ]
         # By file name: the server's folders are not shown on the page.
-        self.checkpoints = {path.name: path for path in checkpoint_files()}
+        self.checkpoints = checkpoint_files()
         self.fields["checkpoint"].choices = [("", _("the baseline's own"))] + [
             (name, name) for name in self.checkpoints
         ]

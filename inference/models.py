@@ -14,7 +14,7 @@ from django.db import models
 from django.utils.translation import gettext_lazy as _
 
 from benchmarks.models import BenchmarkNamed, Dataset
-from benchmarks.storage import uploads
+from benchmarks.storage import upload_storage
 from evaluation.models import Submission
 from jobs.models import Job
 
@@ -67,10 +67,10 @@ class ModelRun(BenchmarkNamed, Job):
     total = models.PositiveIntegerField(default=0)
     cancel_requested = models.BooleanField(default=False)
     error = models.TextField(blank=True, default="")
-    predictions = models.FileField(upload_to="model-runs/%Y/%m/", storage=uploads, blank=True)
+    predictions = models.FileField(upload_to="model-runs/%Y/%m/", storage=upload_storage, blank=True)
     audit = models.FileField(
         upload_to="model-runs/%Y/%m/",
-        storage=uploads,
+        storage=upload_storage,
         blank=True,
         help_text=_("A served model's requests and responses, one JSON line each."),
     )
@@ -96,5 +96,5 @@ class ModelRun(BenchmarkNamed, Job):
 
     @property
     def checkpoint_name(self) -> str:
-        """The checkpoint's file name (the page shows no server paths)."""
-        return self.checkpoint.replace("\\", "/").rsplit("/", 1)[-1]
+        """The checkpoint's file name (the page shows no server paths; a stored one is "stored:<name>")."""
+        return self.checkpoint.replace("\\", "/").rsplit("/", 1)[-1].removeprefix("stored:")

@@ -14,6 +14,7 @@ from django.db.models import QuerySet
 from benchmarks import registry
 from benchmarks.selectors import datasets_for
 from benchmarks.spec import BenchmarkSpec
+from benchmarks.storage import checkpoints, is_local, listing, local_path
 from inference.baselines import Baseline, baseline_names, baselines_of
 from inference.models import ModelRun
 from inference.plugins import Plugin, PluginBaseline, discover, plugins_problems
@@ -37,10 +38,40 @@ def runnable_baselines() -> list[tuple[str, Baseline]]:
     ]
 
 
-def checkpoint_files() -> list[Path]:
-    """Checkpoints people can choose on the run form: the *.pt files in CHECKPOINT_DIR."""
-    folder = Path(settings.CHECKPOINT_DIR)
-    return sorted(folder.glob("*.pt")) if folder.is_dir() else []
+#: How a run names a checkpoint of an object store (a local one is named by its path).
+STORED = "stored:"
+
+
+def checkpoint_files() -> dict[str, str]:
+    """Checkpoints people can choose on the run form, by file name: the *.pt files of the
+    checkpoints store (CHECKPOINT_DIR, or checkpoints/ of the bucket), each as the reference a run
+    keeps: its path on a local store, "stored:<name>" in an object store (each host fetches it)."""
+    if is_local(checkpoints):
+        folder = Path(checkpoints.path(""))
+        return {path.name: str(path) for path in sorted(folder.glob("*.pt"))} if folder.is_dir() else {}
+    return {name: STORED + name for name in sorted(listing(checkpoints, "")) if name.endswith(".pt")}
+
+
+def checkpoint_path(reference: str | Path) -> Path:
+    """The checkpoint a run names, as a file on this machine (fetched from the object store into
+    this host's cache when the run names a stored one); FileNotFoundError when there is none."""
+    reference = str(reference)
+    if reference.startswith(STORED):
+        return local_path(checkpoints, reference.removeprefix(STORED), size_checked=True)
+    # A checkpoint shipped with the code is named from the code's folder, wherever a host keeps it.
+    return Path(settings.BASE_DIR) / reference if not Path(reference).is_absolute() else Path(reference)
+
+
+def checkpoint_reference(checkpoint: str | Path | None, path: Path | None) -> str:
+    """How a run names its checkpoint: as stored ("stored:<name>"), by its path from the code's
+    folder when it ships with the code (each host has its own copy), else by its path."""
+    if str(checkpoint or "").startswith(STORED):
+        return str(checkpoint)
+    if path is None:
+        return ""
+    if path.resolve().is_relative_to(Path(settings.BASE_DIR).resolve()):
+        return path.resolve().relative_to(Path(settings.BASE_DIR).resolve()).as_posix()
+    return str(path)
 
 
 @memoize

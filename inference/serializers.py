@@ -77,10 +77,10 @@ class StartRunSerializer(serializers.Serializer):
     def validate_checkpoint(self, value: str) -> str:
         if not value:
             return ""
-        known = {path.name: path for path in checkpoint_files()}
+        known = checkpoint_files()
         if value not in known:
             names = ", ".join(sorted(known)) or "none"
             raise serializers.ValidationError(
                 f"no checkpoint named {value!r} on the server (it has: {names})"
             )
-        return str(known[value])
+        return known[value]

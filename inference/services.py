@@ -27,6 +27,8 @@ from django.utils.translation import gettext as _
 
 from benchmarks.models import Dataset
 from benchmarks.spec import ScoringInput
+from benchmarks.storage import local_folder
+from benchmarks.storage import media as media_store
 from evaluation.models import Submission
 from evaluation.services import SubmissionRefused, scenes_of, submit_predictions
 from inference.baselines import (
@@ -41,7 +43,14 @@ from inference.baselines import (
 )
 from inference.models import ModelRun
 from inference.plugins import Plugin, PluginBaseline, PluginFailed, import_model
-from inference.selectors import model_plugins, plugin_makers, served_makers
+from inference.selectors import (
+    STORED,
+    checkpoint_path,
+    checkpoint_reference,
+    model_plugins,
+    plugin_makers,
+    served_makers,
+)
 from inference.served import OptionsRefused, ServedBaseline, ServedFailed
 from jobs import services as jobs
 from jobs.models import ACTIVE
@@ -121,7 +130,10 @@ def checked_baseline(
             )
             % {"dataset": dataset, "baseline": baseline.title}
         )
-    path = Path(checkpoint) if checkpoint else None
+    try:
+        path = checkpoint_path(checkpoint) if checkpoint else None
+    except FileNotFoundError:
+        path = Path(str(checkpoint).removeprefix(STORED))
     if path is not None and not path.is_file():
         raise RunRefused(_("checkpoint: no such file %(path)s") % {"path": path})
     problem = baseline.checkpoint_problem(path)
@@ -173,7 +185,7 @@ def start_run(
         device=device,
         batch_size=batch_size if batch_size is not None else chosen.default_batch_size,
         seed=seed,
-        checkpoint=str(path) if path else "",
+        checkpoint=checkpoint_reference(checkpoint, path),
         checkpoint_sha256=file_digest(path) if path else "",
         code_version=code_version(),
         created_by=user,
@@ -284,9 +296,13 @@ def finish(run: ModelRun, status: str, *, error: str = "", stage: str = "") -> N
 def dataset_units(dataset: Dataset) -> list[Unit]:
     """The dataset's scoring units in file order, as baselines see them (images as file paths). An
     item whose image is its scene's (a scene graph's photo, asked about by several items) has it as
-    its "image", as its page shows it."""
+    its "image", as its page shows it.
+
+    The paths are on this machine: from an object store, the dataset's images are fetched into this
+    worker's cache first (what is there already is kept; a baseline that never opens them costs one
+    download per worker and dataset)."""
     spec = dataset.spec
-    media_root = Path(settings.MEDIA_ROOT) / dataset.media_folder
+    media_root = local_folder(media_store, dataset.media_folder) if dataset.has_media else Path(".")
     scenes = dict(dataset.scenes.values_list("pk", "data"))
     scene_images = (
         dict(dataset.scenes.exclude(image="").values_list("pk", "image")) if dataset.has_media else {}
@@ -362,6 +378,20 @@ def answer_and_submit(run: ModelRun, progress: Callable[[ModelRun], None] | None
             keep_audit(run, baseline)
 
 
+def run_checkpoint(run: ModelRun) -> Path | None:
+    """The run's checkpoint as a file on this machine, the same bytes as when the run was started
+    (a checkpoint replaced since would give other answers under the same name)."""
+    if not run.checkpoint:
+        return None
+    path = checkpoint_path(run.checkpoint)
+    if run.checkpoint_sha256 and file_digest(path) != run.checkpoint_sha256:
+        raise ValueError(
+            f"checkpoint {run.checkpoint_name} changed since the run was started: its sha256 is no "
+            f"longer {run.checkpoint_sha256}"
+        )
+    return path
+
+
 def answer_with(run: ModelRun, baseline: Baseline, progress: Callable[[ModelRun], None] | None) -> None:
     dataset = run.dataset
     spec = dataset.spec
@@ -377,7 +407,7 @@ def answer_with(run: ModelRun, baseline: Baseline, progress: Callable[[ModelRun]
             setting=run.setting,
             device=device,
             seed=run.seed,
-            checkpoint=Path(run.checkpoint) if run.checkpoint else None,
+            checkpoint=run_checkpoint(run),
             batch_size=run.batch_size,
             workers=settings.INFERENCE_LOADER_WORKERS if baseline.learned else 0,
             cache_dir=Path(settings.INFERENCE_CACHE_DIR),
@@ -477,7 +507,7 @@ def run_parameters(run: ModelRun, baseline: Baseline) -> dict[str, Any]:
         "baseline": run.baseline,
         **({"plugin": run.plugin} if run.plugin else {}),
         "baseline_uses": baseline.uses,
-        "checkpoint": Path(run.checkpoint).name if run.checkpoint else "",
+        "checkpoint": run.checkpoint_name if run.checkpoint else "",
         "checkpoint_sha256": run.checkpoint_sha256,
         "device": run.used_device,
         "seed": run.seed,

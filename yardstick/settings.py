@@ -262,6 +262,81 @@ UPLOADS_ROOT = Path(os.environ.get("YARDSTICK_UPLOADS_ROOT", VAR_DIR / "uploads"
 # The largest upload accepted (each file), and the most a zip of images may unpack to.
 MAX_UPLOAD_BYTES = int(os.environ.get("YARDSTICK_MAX_UPLOAD_MB", "1024")) * 1024 * 1024
 MAX_UNPACKED_IMAGES_BYTES = int(os.environ.get("YARDSTICK_MAX_IMAGES_MB", "8192")) * 1024 * 1024
+# Where files are kept (docs/production.md, "Files in object storage"). By default three folders on
+# this machine: dataset media (MEDIA_ROOT), uploads (UPLOADS_ROOT: import files, prediction files,
+# model runs' outputs) and checkpoints (CHECKPOINT_DIR, below). With YARDSTICK_S3_BUCKET set, all
+# three live in that bucket of an S3-compatible store, under media/, uploads/ and checkpoints/ (after
+# YARDSTICK_S3_PREFIX), and every host (web, workers) needs only these settings to reach them.
+S3_BUCKET = os.environ.get("YARDSTICK_S3_BUCKET", "")
+FILE_STORE = "s3" if S3_BUCKET else "local"
+# Datasets' media from the store reach browsers through the app ("stream": the app checks who may
+# see the file and sends its bytes) or by a redirect to a signed URL valid SIGNED_URL_SECONDS
+# ("signed": the store sends the bytes; its address is added to the pages' img-src).
+MEDIA_DELIVERY = os.environ.get("YARDSTICK_MEDIA_DELIVERY", "stream")
+SIGNED_URL_SECONDS = int(os.environ.get("YARDSTICK_SIGNED_URL_SECONDS", "300"))
+# Where a worker keeps its copies of stored files it reads by path (a run's images, a checkpoint,
+# an archive of images being imported). Only a cache: local to each host, safe to empty.
+FILE_CACHE_DIR = Path(os.environ.get("YARDSTICK_FILE_CACHE_DIR", str(VAR_DIR / "file-cache")))
+# Workers run on other hosts than the web server (the env files of deploy/ say so): `check --deploy`
+# then refuses what cannot work across hosts (a file-system broker or cache, local files that are
+# not one shared folder). YARDSTICK_SHARED_FOLDERS=1 says MEDIA_ROOT, UPLOADS_ROOT and CHECKPOINT_DIR
+# are one shared mount (NFS) on every host, the way before object storage.
+WORKERS_ELSEWHERE = env_flag("YARDSTICK_WORKERS_ELSEWHERE", False)
+SHARED_FOLDERS = env_flag("YARDSTICK_SHARED_FOLDERS", False)
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    "media": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "uploads": {"BACKEND": "benchmarks.storage.UploadStorage"},
+    "checkpoints": {"BACKEND": "benchmarks.storage.CheckpointStorage"},
+}
+
+
+def object_store(bucket: str, *, prefix: str = "", signed_url_seconds: int = 300, **connection) -> dict:
+    """STORAGES entries putting media, uploads and checkpoints in one bucket of an S3-compatible
+    store, under media/, uploads/ and checkpoints/ after `prefix`. `connection`: django-storages'
+    S3 options (endpoint_url, region_name, access_key, secret_key, addressing_style); empty ones
+    are left to boto3 (AWS_* variables, an instance role)."""
+    common = {
+        "bucket_name": bucket,
+        **{name: value for name, value in connection.items() if value},
+        "signature_version": "s3v4",
+        "default_acl": None,
+        "querystring_auth": True,
+        "querystring_expire": signed_url_seconds,
+    }
+    prefix = prefix.strip("/")
+    return {
+        alias: {
+            "BACKEND": "storages.backends.s3.S3Storage",
+            "OPTIONS": {
+                **common,
+                "location": f"{prefix}/{alias}" if prefix else alias,
+                # Media and checkpoints keep their names (a dataset's files are named by its
+                # records); uploads get a fresh name when one is taken.
+                "file_overwrite": alias != "uploads",
+            },
+        }
+        for alias in ("media", "uploads", "checkpoints")
+    }
+
+
+if FILE_STORE == "s3":
+    S3_ENDPOINT_URL = os.environ.get("YARDSTICK_S3_ENDPOINT_URL", "")
+    STORAGES.update(
+        object_store(
+            S3_BUCKET,
+            prefix=os.environ.get("YARDSTICK_S3_PREFIX", ""),
+            signed_url_seconds=SIGNED_URL_SECONDS,
+            endpoint_url=S3_ENDPOINT_URL,
+            region_name=os.environ.get("YARDSTICK_S3_REGION", ""),
+            access_key=os.environ.get("YARDSTICK_S3_ACCESS_KEY_ID", ""),
+            secret_key=os.environ.get("YARDSTICK_S3_SECRET_ACCESS_KEY", ""),
+            addressing_style=os.environ.get("YARDSTICK_S3_ADDRESSING_STYLE", ""),
+        )
+    )
+    if MEDIA_DELIVERY == "signed" and S3_ENDPOINT_URL:
+        CONTENT_SECURITY_POLICY["DIRECTIVES"]["img-src"].append(S3_ENDPOINT_URL)
 FILE_UPLOAD_TEMP_DIR = None
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024

@@ -207,6 +207,7 @@ class TranceNetBaseline(Baseline):
         "renders, one answer per camera), and the initial objects' descriptions shown to people"
     )
     learned = True
+    needs_images = True
     default_checkpoint = CHECKPOINTS / "trancenet-basic.pt"
 
     def __init__(self, spec: Any):

@@ -87,3 +87,33 @@ def test_a_checkpoint_of_another_model_or_no_checkpoint_at_all_is_refused_at_sta
     with pytest.raises(RunRefused, match="junk.pt is not a torch checkpoint TranceNet can read"):
         start_run(dataset=trance_dataset, baseline="trancenet", setting="basic", checkpoint=junk)
     assert not ModelRun.objects.exists()
+
+
+def test_trancenet_is_refused_at_start_on_a_dataset_imported_without_its_images(trance_files):
+    from benchmarks.services import import_dataset
+
+    blind = import_dataset(
+        benchmark="trance", data=(trance_files / "data.jsonl").read_bytes(), name="no renders", split="val"
+    )
+    with pytest.raises(RunRefused, match="imported without its images, and TranceNet looks at the images"):
+        start_run(dataset=blind, baseline="trancenet", setting="event", enqueue=False)
+    assert not ModelRun.objects.exists()
+
+
+def test_the_shipped_checkpoint_is_named_from_the_code_folder_so_each_host_reads_its_own_copy(
+    trance_dataset, settings, tmp_path
+):
+    import shutil
+    from pathlib import Path
+
+    from inference.selectors import checkpoint_path
+
+    run = start_run(dataset=trance_dataset, baseline="trancenet", setting="event", enqueue=False)
+    assert run.checkpoint == "plugins/trance/baselines/checkpoints/trancenet-basic.pt"
+    # A worker whose code is in another folder reads its own copy (the same bytes: the sha256 agrees).
+    elsewhere = tmp_path / "code"
+    (elsewhere / run.checkpoint).parent.mkdir(parents=True)
+    shutil.copyfile(Path(settings.BASE_DIR) / run.checkpoint, elsewhere / run.checkpoint)
+    settings.BASE_DIR = elsewhere
+    assert checkpoint_path(run.checkpoint) == elsewhere / run.checkpoint
+    assert execute_run(run).status == "succeeded", run.error
