@@ -140,6 +140,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     # First: the request's whole time in Django, for /metrics.
     "yardstick.metrics.RequestMetrics",
+    # A request id (X-Request-ID, kept from nginx or made) on every log line of the request.
+    "yardstick.logs.RequestContextMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -434,10 +436,22 @@ CELERY_TASK_ALWAYS_EAGER = env_flag("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 
+# "json": every log line one JSON object (time, level, logger, message, host, process, and the
+# request's id, method, path and user or the task's name, id and job: yardstick/logs.py), for a log
+# collector; "text": the message alone.
+LOG_FORMAT = os.environ.get("YARDSTICK_LOG_FORMAT", "text").strip().lower()
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"context": {"()": "yardstick.logs.ContextFilter"}},
+    "formatters": {"json": {"()": "yardstick.logs.JsonFormatter"}},
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "filters": ["context"],
+            **({"formatter": "json"} if LOG_FORMAT == "json" else {}),
+        }
+    },
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     # A served model's every request is in its run's audit file: the worker's log needs no line each.
     "loggers": {"httpx": {"level": "WARNING"}},
