@@ -39,7 +39,7 @@ test-sqlite: $(VENV)/.test-installed
 	scripts/test-redis.sh run env YARDSTICK_TEST_REDIS_URL=$$(scripts/test-redis.sh url) $(PY) -m pytest $(XDIST)
 
 test-postgres: $(VENV)/.test-installed
-	scripts/test-postgres.sh run env DATABASE_URL=$(PG_URL) $(PY) -m pytest $(XDIST) -m "not slow and not tour"
+	scripts/test-postgres.sh run scripts/test-redis.sh run env DATABASE_URL=$(PG_URL) YARDSTICK_TEST_REDIS_URL=$$(scripts/test-redis.sh url) $(PY) -m pytest $(XDIST) -m "not slow and not tour"
 
 # Browser tests that also refresh the pictures in docs/screenshots/ (look at them before committing).
 screenshots: $(VENV)/.test-installed node_modules/.installed
