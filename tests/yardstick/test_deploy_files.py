@@ -56,6 +56,12 @@ SHARED = (
     "DATABASE_URL",
     "CELERY_BROKER_URL",
     "CACHE_URL",
+    "YARDSTICK_S3_BUCKET",
+    "YARDSTICK_S3_ENDPOINT_URL",
+    "YARDSTICK_S3_REGION",
+    "YARDSTICK_S3_ACCESS_KEY_ID",
+    "YARDSTICK_S3_SECRET_ACCESS_KEY",
+    "YARDSTICK_WORKERS_ELSEWHERE",
     "MEDIA_ROOT",
     "YARDSTICK_UPLOADS_ROOT",
     "YARDSTICK_CHECKPOINT_DIR",
@@ -255,12 +261,21 @@ def test_each_host_names_what_it_needs_and_the_shared_values_agree():
             "CELERY_BROKER_URL",
             "CACHE_URL",  # without it a worker's heartbeats never reach the web server
             "YARDSTICK_VAR_DIR",
-            "MEDIA_ROOT",
-            "YARDSTICK_UPLOADS_ROOT",
-            "YARDSTICK_CHECKPOINT_DIR",
+            # Files in the bucket: the one thing besides the services a worker host needs to reach.
+            "YARDSTICK_S3_BUCKET",
+            "YARDSTICK_S3_ENDPOINT_URL",
+            "YARDSTICK_S3_ACCESS_KEY_ID",
+            "YARDSTICK_S3_SECRET_ACCESS_KEY",
+            "YARDSTICK_WORKERS_ELSEWHERE",
             "YARDSTICK_MODELS_DIR",
         ):
             assert name in files[role], (role, name)
+        # No local file folder is set: on a host of its own it would hold files no other host sees.
+        assert not {"MEDIA_ROOT", "YARDSTICK_UPLOADS_ROOT", "YARDSTICK_CHECKPOINT_DIR"} & set(files[role]), (
+            role
+        )
+        commented = env_file(DEPLOY / "env" / f"{role}.env", commented=True)
+        assert {"YARDSTICK_SHARED_FOLDERS", "MEDIA_ROOT", "YARDSTICK_FILE_CACHE_DIR"} <= set(commented), role
     assert {"DJANGO_SECRET_KEY", "CELERY_BROKER_URL", "YARDSTICK_VAR_DIR"} <= set(files["beat"])
     web = files["web"]
     assert web["DJANGO_SECURE_PROXY_SSL_HEADER"] == "HTTP_X_FORWARDED_PROTO"
@@ -306,7 +321,8 @@ def test_each_unit_runs_the_installed_code_as_its_role_hardened(path):
     assert service["User"] == service["Group"] == "yardstick"
     assert service["WorkingDirectory"] == INSTALL
     role = role_of(sections)
-    env = env_file(DEPLOY / "env" / f"{role}.env")
+    # Commented lines too: a site that keeps its files on a shared mount uncomments MEDIA_ROOT & co.
+    env = env_file(DEPLOY / "env" / f"{role}.env", commented=True)
     for key, wanted in (
         ("NoNewPrivileges", "yes"),
         ("ProtectSystem", "strict"),
@@ -316,7 +332,8 @@ def test_each_unit_runs_the_installed_code_as_its_role_hardened(path):
     ):
         assert service.get(key) == wanted, (key, service.get(key))
     # Everything the process writes is in a read-write path: var/ and its role's shared folders.
-    writable = " ".join(values(sections, "Service", "ReadWritePaths")).split()
+    # ("-": a path that may be absent; the shared mount is, on a site with a bucket.)
+    writable = [w.removeprefix("-") for w in " ".join(values(sections, "Service", "ReadWritePaths")).split()]
     for name in ("YARDSTICK_VAR_DIR", "MEDIA_ROOT", "YARDSTICK_UPLOADS_ROOT", "YARDSTICK_CHECKPOINT_DIR"):
         if name in env:
             assert any(env[name] == w or env[name].startswith(w.rstrip("/") + "/") for w in writable), name
@@ -481,7 +498,8 @@ def test_systemd_analyze_verify_accepts_the_units(tmp_path):
 
 def test_the_nginx_site_agrees_with_web_env_and_the_web_unit():
     text = site()
-    web = env_file(DEPLOY / "env" / "web.env")
+    # MEDIA_ROOT as a site on a shared mount sets it (with a bucket, media never comes from disk).
+    web = env_file(DEPLOY / "env" / "web.env", commented=True)
     # Media only through the app: the internal location X-Accel-Redirect names, at MEDIA_ROOT.
     protected = location(text, web["YARDSTICK_MEDIA_ACCEL_REDIRECT"])
     assert re.search(r"(?m)^\s*internal;", protected)
@@ -504,6 +522,8 @@ def test_the_nginx_site_agrees_with_web_env_and_the_web_unit():
     # The proxy sets the header DJANGO_SECURE_PROXY_SSL_HEADER names, and the client address header.
     assert "X-Forwarded-Proto $scheme" in directives(text, "proxy_set_header")
     assert "X-Real-IP $remote_addr" in directives(text, "proxy_set_header")
+    # Its own request id, which the app logs and sends back (yardstick/logs.py).
+    assert "X-Request-ID $request_id" in directives(text, "proxy_set_header")
     assert web["YARDSTICK_CLIENT_IP_HEADER"] == "HTTP_X_REAL_IP"
     # The upstream is gunicorn's --bind, and nginx waits a little longer than gunicorn's timeout.
     config, _ = gunicorn_parse(
