@@ -120,34 +120,68 @@ def cache_path(store: Storage, name: str) -> Path:
     return Path(settings.FILE_CACHE_DIR) / alias_of(store) / name
 
 
-def local_path(store: Storage, name: str, *, size_checked: bool = False) -> Path:
+def stored_stat(store: Storage, name: str) -> tuple[int, float]:
+    """The stored file's size and when it was last written (a POSIX time); FileNotFoundError."""
+    bucket = getattr(store, "bucket", None)
+    if bucket is None:
+        return store.size(name), store.get_modified_time(name).timestamp()
+    stored = bucket.Object(store._normalize_name(name))
+    try:
+        stored.load()
+    except Exception as error:
+        if _missing(error):
+            raise FileNotFoundError(name) from None
+        raise
+    return stored.content_length, stored.last_modified.timestamp()
+
+
+def is_copy(path: Path, size: int, modified: float) -> bool:
+    """Whether `path` is a copy of a stored file of this size written at `modified`: copies take
+    the stored file's time, so a file replaced by one of the same size is fetched again."""
+    try:
+        found = path.stat()
+    except OSError:
+        return False
+    return found.st_size == size and abs(found.st_mtime - modified) < 0.001
+
+
+def local_path(store: Storage, name: str, *, checked: bool = False) -> Path:
     """A path on this machine holding the stored file `name`; FileNotFoundError when the store has none.
 
-    A local store's own file; else a copy in FILE_CACHE_DIR, fetched when missing (or, with
-    `size_checked`, when its size differs from the store's: for files that may be replaced)."""
+    A local store's own file; else a copy in FILE_CACHE_DIR, fetched when missing (or, `checked`,
+    when its size or time differs from the store's: for files replaced under their name, such as
+    checkpoints; a dataset's media never is)."""
     if is_local(store):
         path = Path(store.path(name))
         if not path.is_file():
             raise FileNotFoundError(name)
         return path
     target = cache_path(store, name)
-    if target.is_file() and (not size_checked or target.stat().st_size == store.size(name)):
+    if not checked:
+        if not target.is_file():
+            fetch(store, name, target)
         return target
-    fetch(store, name, target)
+    size, modified = stored_stat(store, name)
+    if not is_copy(target, size, modified):
+        fetch(store, name, target, modified)
     return target
 
 
-def fetch(store: Storage, name: str, target: Path) -> None:
-    """Copy the stored file to `target`, atomically (a reader never sees half a file)."""
+def fetch(store: Storage, name: str, target: Path, modified: float | None = None) -> None:
+    """Copy the stored file to `target`, atomically (a reader never sees half a file), with the
+    stored file's time (`modified`, else asked of the store)."""
     target.parent.mkdir(parents=True, exist_ok=True)
     draft = target.with_name(f".{target.name}.{uuid.uuid4().hex}.part")
     try:
+        if modified is None:
+            modified = stored_stat(store, name)[1]
         bucket = getattr(store, "bucket", None)
         if bucket is not None:
             bucket.download_file(store._normalize_name(name), str(draft))
         else:
             with store.open(name, "rb") as source, open(draft, "wb") as copy:
                 shutil.copyfileobj(source, copy, 1 << 20)
+        os.utime(draft, (modified, modified))
         os.replace(draft, target)
     except Exception as error:
         draft.unlink(missing_ok=True)
@@ -163,9 +197,9 @@ def _missing(error: Exception) -> bool:
     return str(response.get("Error", {}).get("Code", "")) in {"404", "NoSuchKey", "NotFound"}
 
 
-def listing(store: Storage, folder: str) -> dict[str, int]:
-    """The files directly in `folder` of the store, by name, with their sizes (one listing, not one
-    request per file, on a bucket)."""
+def listing(store: Storage, folder: str) -> dict[str, tuple[int, float]]:
+    """The files directly in `folder` of the store, by name, with their sizes and times written
+    (one listing, not one request per file, on a bucket)."""
     bucket = getattr(store, "bucket", None)
     if bucket is not None:
         prefix = store._normalize_name(folder).rstrip("/") + "/"
@@ -173,23 +207,23 @@ def listing(store: Storage, folder: str) -> dict[str, int]:
         for summary in bucket.objects.filter(Prefix=prefix):
             rest = summary.key[len(prefix) :]
             if rest and "/" not in rest:
-                found[rest] = summary.size
+                found[rest] = (summary.size, summary.last_modified.timestamp())
         return found
     try:
         _folders, names = store.listdir(folder)
     except FileNotFoundError:
         return {}
-    return {name: store.size(f"{folder}/{name}") for name in names}
+    return {name: stored_stat(store, f"{folder}/{name}") for name in names}
 
 
-def walk(store: Storage) -> Iterator[tuple[str, int]]:
-    """Every file of the store, at any depth, as (name, size)."""
+def walk(store: Storage) -> Iterator[tuple[str, int, float]]:
+    """Every file of the store, at any depth, as (name, size, time written)."""
     bucket = getattr(store, "bucket", None)
     if bucket is not None:
         prefix = store._normalize_name("").rstrip("/")
         prefix = f"{prefix}/" if prefix else ""
         for summary in bucket.objects.filter(Prefix=prefix):
-            yield summary.key[len(prefix) :], summary.size
+            yield summary.key[len(prefix) :], summary.size, summary.last_modified.timestamp()
         return
     root = Path(store.path(""))
     if not root.is_dir():
@@ -197,27 +231,32 @@ def walk(store: Storage) -> Iterator[tuple[str, int]]:
     for directory, _folders, files in os.walk(root):
         for file_name in files:
             path = Path(directory) / file_name
-            yield path.relative_to(root).as_posix(), path.stat().st_size
+            status = path.stat()
+            yield path.relative_to(root).as_posix(), status.st_size, status.st_mtime
 
 
 def local_folder(store: Storage, folder: str, names: Iterable[str] | None = None) -> Path:
     """A folder on this machine holding the stored files of `folder` (those of `names` only, when
     given): the store's own folder when it is local, else the cache's copy, with whatever is missing
-    or of another size fetched now, several files at a time."""
+    or changed (size or time written) fetched now, several files at a time."""
     if is_local(store):
         return Path(store.path(folder))
     target = cache_path(store, folder)
     stored = listing(store, folder)
     wanted = stored if names is None else {name: stored[name] for name in set(names) if name in stored}
-    missing = []
-    for name, size in wanted.items():
-        copy = target / name
-        if not (copy.is_file() and copy.stat().st_size == size):
-            missing.append(name)
+    missing = [
+        (name, modified)
+        for name, (size, modified) in wanted.items()
+        if not is_copy(target / name, size, modified)
+    ]
     if missing:
         target.mkdir(parents=True, exist_ok=True)
         with ThreadPoolExecutor(TRANSFER_THREADS) as pool:
-            list(pool.map(lambda name: fetch(store, f"{folder}/{name}", target / name), missing))
+            list(
+                pool.map(
+                    lambda entry: fetch(store, f"{folder}/{entry[0]}", target / entry[0], entry[1]), missing
+                )
+            )
     return target
 
 

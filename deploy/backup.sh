@@ -134,6 +134,9 @@ for entry in "${folders[@]}"; do
     mkdir -p "$partial/files"
     link=()
     [ -z "$previous" ] || [ ! -d "$dest/$previous/files/$name" ] || link=(--link-dest="$dest/$previous/files/$name")
+    # The bucket's mirror: its files are replaced by rename, never rewritten, so the backup may
+    # hard-link them too (the mirror and every backup then cost one copy of each file's version).
+    case "$path" in "${mirror:-/nonexistent}"/*) link+=(--link-dest="$path") ;; esac
     rsync -a --delete "${link[@]}" "$path/" "$partial/files/$name/"
     echo "folder $name $path -> files/$name/" >>"$partial/MANIFEST"
   else

@@ -57,7 +57,7 @@ def checkpoint_path(reference: str | Path) -> Path:
     this host's cache when the run names a stored one); FileNotFoundError when there is none."""
     reference = str(reference)
     if reference.startswith(STORED):
-        return local_path(checkpoints, reference.removeprefix(STORED), size_checked=True)
+        return local_path(checkpoints, reference.removeprefix(STORED), checked=True)
     # A checkpoint shipped with the code is named from the code's folder, wherever a host keeps it.
     return Path(settings.BASE_DIR) / reference if not Path(reference).is_absolute() else Path(reference)
 

@@ -241,7 +241,17 @@ def code_version() -> str:
     """The commit the code runs from (with "-dirty" when changed since), or "unknown"."""
     try:
         result = subprocess.run(
-            ["git", "describe", "--always", "--dirty", "--abbrev=12"],
+            # The services run as another user than the one owning the clone: git would refuse
+            # the repository as of "dubious ownership" without being told it is safe.
+            [
+                "git",
+                "-c",
+                f"safe.directory={settings.BASE_DIR}",
+                "describe",
+                "--always",
+                "--dirty",
+                "--abbrev=12",
+            ],
             cwd=settings.BASE_DIR,
             capture_output=True,
             text=True,

@@ -139,14 +139,15 @@ def test_a_worker_fetches_only_what_its_cache_lacks_or_holds_at_another_size(
     folder = local_folder(media, stored_dataset.media_folder)
     copy = folder / IMAGE
     original = copy.read_bytes()
-    before = {path.name: path.stat().st_mtime_ns for path in folder.iterdir()}
+    before = {path.name: path.stat().st_ino for path in folder.iterdir()}
     copy.write_bytes(b"damaged")  # a copy cut short
     (folder / "img_000001-init.C.png").unlink()
     again = local_folder(media, stored_dataset.media_folder)
     assert again == folder and copy.read_bytes() == original
     assert (folder / "img_000001-init.C.png").is_file()
-    unchanged = [name for name, mtime in before.items() if (folder / name).stat().st_mtime_ns == mtime]
-    assert len(unchanged) == len(before) - 2  # the others were not fetched again
+    # A fetched copy is a new file (written aside, then renamed); the others are the same files.
+    unchanged = [name for name, inode in before.items() if (folder / name).stat().st_ino == inode]
+    assert len(unchanged) == len(before) - 2
     assert not [path for path in folder.iterdir() if path.name.endswith(".part")]
 
 
@@ -342,5 +343,26 @@ def test_backup_sh_keeps_a_dated_copy_of_the_bucket_beside_the_database(s3_serve
     second = run_backup(env, tmp_path / "backups")
     assert "media: 0 fetched, 1 unchanged" in (second / "MANIFEST").read_text()
     picture = copied(second, "media", "datasets/1/a.png")
-    if picture.name == "a.png":  # rsync: unchanged, a hard link to the first backup's copy
-        assert picture.stat().st_nlink >= 2
+    if picture.name == "a.png":  # rsync: one file for the mirror and both backups (hard links)
+        assert picture.stat().st_nlink == 3
+        mirrored = tmp_path / "backups" / "store-mirror" / "media" / "datasets" / "1" / "a.png"
+        assert mirrored.stat().st_ino == picture.stat().st_ino
+
+
+def test_a_stored_file_replaced_by_one_of_the_same_size_is_fetched_again(object_store, tmp_path):
+    from benchmarks.storage import checkpoints, local_path
+
+    client = object_store.client()
+    client.put_object(Bucket=object_store.bucket, Key="checkpoints/retrained.pt", Body=b"first weights")
+    assert local_path(checkpoints, "retrained.pt", checked=True).read_bytes() == b"first weights"
+    mirror = tmp_path / "mirror"
+    call_command("copy_store", "export", str(mirror), "--store", "checkpoints", stdout=io.StringIO())
+    time.sleep(1.1)  # the store keeps times to the second
+    client.put_object(Bucket=object_store.bucket, Key="checkpoints/retrained.pt", Body=b"other weights")
+    assert local_path(checkpoints, "retrained.pt", checked=True).read_bytes() == b"other weights"
+    out = io.StringIO()
+    call_command("copy_store", "export", str(mirror), "--store", "checkpoints", stdout=out)
+    assert "checkpoints: 1 fetched, 0 unchanged" in out.getvalue()
+    assert (mirror / "checkpoints" / "retrained.pt").read_bytes() == b"other weights"
+    with pytest.raises(Exception, match="no such folder, or this user"):
+        call_command("copy_store", "import", str(tmp_path / "absent"), stdout=io.StringIO())

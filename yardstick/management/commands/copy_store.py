@@ -16,7 +16,7 @@ from pathlib import Path
 from django.core.files import File
 from django.core.management.base import BaseCommand, CommandError
 
-from benchmarks.storage import STORES, fetch, walk
+from benchmarks.storage import STORES, fetch, is_copy, walk
 
 
 class Command(BaseCommand):
@@ -36,8 +36,15 @@ class Command(BaseCommand):
         unknown = sorted(set(chosen) - set(STORES))
         if unknown:
             raise CommandError(f"--store: no store {', '.join(unknown)} (there are: {', '.join(STORES)})")
-        if direction == "import" and not folder.is_dir():
-            raise CommandError(f"{folder}: no such folder")
+        try:
+            readable = folder.is_dir() and os.access(folder, os.R_OK | os.X_OK)
+        except OSError:
+            readable = False
+        if direction == "import" and not readable:
+            raise CommandError(
+                f"{folder}: no such folder, or this user ({os.getuid()}) may not read it "
+                "(backup.sh writes root-only backups: run the import as root)"
+            )
         for name in chosen:
             target = folder / name
             if direction == "export":
@@ -51,14 +58,14 @@ class Command(BaseCommand):
 
 
 def export(store, target: Path) -> tuple[int, int, int]:
-    stored = dict(walk(store))
+    stored = {name: (size, modified) for name, size, modified in walk(store)}
     fetched = kept = removed = 0
-    for name, size in stored.items():
+    for name, (size, modified) in stored.items():
         copy = target / name
-        if copy.is_file() and copy.stat().st_size == size:
+        if is_copy(copy, size, modified):  # a copy takes its file's time: one replaced is fetched again
             kept += 1
             continue
-        fetch(store, name, copy)
+        fetch(store, name, copy, modified)
         fetched += 1
     if target.is_dir():
         for path in sorted(target.rglob("*"), reverse=True):
@@ -75,7 +82,7 @@ def restore(store, source: Path) -> int:
     sent = 0
     if not source.is_dir():
         return 0
-    for directory, _folders, files in os.walk(source):
+    for directory, _folders, files in os.walk(source, onerror=unreadable):
         for file_name in sorted(files):
             path = Path(directory) / file_name
             name = path.relative_to(source).as_posix()
@@ -87,3 +94,9 @@ def restore(store, source: Path) -> int:
                 raise CommandError(f"the store kept {name} as {saved}")
             sent += 1
     return sent
+
+
+def unreadable(error: OSError) -> None:
+    raise CommandError(
+        f"{error.filename}: {error.strerror} (run the import as a user who may read the backup)"
+    )
