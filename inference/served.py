@@ -29,11 +29,13 @@ from __future__ import annotations
 import ast
 import base64
 import hashlib
+import ipaddress
 import json
 import mimetypes
 import os
 import random
 import re
+import socket
 import tempfile
 import threading
 import time
@@ -74,6 +76,64 @@ SECRET_QUERY = re.compile(r"key|token|secret|password|passwd|signature|sig|auth"
 KEY_PREFIX = "YARDSTICK_SERVED_KEY_"
 ENV_NAME = re.compile(re.escape(KEY_PREFIX) + r"[A-Za-z0-9_]{1,100}")
 DATA_URI = re.compile(r"data:[^;,]+;base64,", re.I)
+#: Addresses an endpoint may never have, whatever the site allows: link-local addresses hold cloud
+#: machines' metadata services (and their credentials); the others are not servers.
+NEVER = tuple(
+    ipaddress.ip_network(network)
+    for network in ("169.254.0.0/16", "fe80::/10", "0.0.0.0/8", "224.0.0.0/4", "ff00::/8", "::/128")
+)
+
+
+def host_problem(host: str, allowed: Sequence[str] = (), addresses: Sequence[str] = ()) -> str:
+    """Why the worker may not send items to `host` (empty when it may).
+
+    `allowed` is the site's list (YARDSTICK_SERVED_ALLOWED_HOSTS): host names ("gpu-box"), domains
+    ("*.lab.example.org" or ".lab.example.org": the domain's hosts), addresses and networks
+    ("10.0.0.0/8"); empty, any host may be named. `addresses`: what the name resolves to on the
+    worker. A name is allowed by its name or, when every address it resolves to is in an allowed
+    network, by those; an address only by a network. A link-local or unspecified address is refused
+    whatever the list says, also as what an allowed name resolves to."""
+    host = host.lower().rstrip(".").strip("[]")
+    try:
+        literal = [ipaddress.ip_address(host)]
+    except ValueError:
+        literal = []
+    found = literal + [ipaddress.ip_address(address) for address in addresses]
+    for address in found:
+        if any(address in network for network in NEVER if address.version == network.version):
+            return (
+                f"{host} is (or resolves to) {address}, a link-local or unspecified address: a machine's "
+                "metadata service lives there, and no run may send it anything"
+            )
+    if not allowed:
+        return ""
+    names, networks = [], []
+    for entry in allowed:
+        try:
+            networks.append(ipaddress.ip_network(entry.strip("[]"), strict=False))
+        except ValueError:
+            names.append(entry.lower().rstrip("."))
+    by_name = any(
+        host == name or (name.startswith(("*.", ".")) and host.endswith("." + name.lstrip("*.")))
+        for name in names
+    )
+    in_networks = bool(found) and all(
+        any(address in network for network in networks if address.version == network.version)
+        for address in found
+    )
+    if literal and not in_networks:
+        return f"{host} is not among the hosts this site lets runs reach (YARDSTICK_SERVED_ALLOWED_HOSTS)"
+    if not literal and not by_name and not in_networks:
+        return f"{host} is not among the hosts this site lets runs reach (YARDSTICK_SERVED_ALLOWED_HOSTS)"
+    return ""
+
+
+def resolved_addresses(host: str, port: int | None) -> list[str]:
+    """The addresses `host` resolves to here (none when it does not resolve: the request will say)."""
+    try:
+        return sorted({info[4][0] for info in socket.getaddrinfo(host, port or 80, proto=socket.IPPROTO_TCP)})
+    except (OSError, UnicodeError):
+        return []
 
 
 class OptionsRefused(BaselineRefused):
@@ -580,6 +640,8 @@ class ServedBaseline(Baseline):
     backoff_s = 1.0
     backoff_max_s = 30.0
     retry_after_max_s = 60.0
+    #: The hosts runs may reach (the site's YARDSTICK_SERVED_ALLOWED_HOSTS; empty: any but NEVER).
+    allowed_hosts: tuple[str, ...] = ()
 
     def __init__(self, spec: BenchmarkSpec, options: Mapping[str, Any] | None = None):
         super().__init__(spec)
@@ -602,6 +664,9 @@ class ServedBaseline(Baseline):
         """Check the run's options (OptionsRefused names the field); the served format is loaded
         for the openai protocol, whose settings it declares."""
         checked = served_options(options)
+        problem = host_problem(urlsplit(checked.endpoint).hostname or "", self.allowed_hosts)
+        if problem:
+            raise OptionsRefused(f"endpoint: {problem}")
         if checked.protocol == OPENAI:
             self.format = served_format(self.spec)
         self.options = checked
@@ -621,6 +686,12 @@ class ServedBaseline(Baseline):
         super().load(units, choices)
         if self.options is None:
             raise OptionsRefused("endpoint: a served run needs its options (endpoint, protocol, ...)")
+        # Checked again where the requests leave from, with what the name resolves to there.
+        parts = urlsplit(self.options.endpoint)
+        host = parts.hostname or ""
+        problem = host_problem(host, self.allowed_hosts, resolved_addresses(host, parts.port))
+        if problem:
+            raise ServedFailed(f"endpoint: {problem}")
         api_key = ""
         if self.options.api_key_env:
             api_key = os.environ.get(self.options.api_key_env, "")

@@ -99,7 +99,7 @@ def checked_baseline(
         raise RunRefused(f"{dataset}: {error}{broken_plugins_note(spec)}") from None
     if isinstance(baseline, ServedBaseline):
         try:
-            baseline.configure(options)
+            with_site_settings(baseline).configure(options)
         except OptionsRefused as error:
             raise RunRefused(str(error)) from None
     elif options:
@@ -213,15 +213,21 @@ def run_model(run: ModelRun) -> Baseline:
     if not run.plugin:
         baseline = load_baseline(spec, run.baseline, served_makers(spec))
         if isinstance(baseline, ServedBaseline):
-            baseline.backoff_s = settings.SERVED_BACKOFF_S
-            baseline.retry_after_max_s = settings.SERVED_RETRY_AFTER_MAX_S
-            baseline.configure(run.options)
+            with_site_settings(baseline).configure(run.options)
         return baseline
     known = next((plugin for plugin in model_plugins() if plugin.path == run.plugin), None)
     plugin = known if known is not None and not known.problem else Plugin(path=run.plugin, source="run")
     if plugin.model_class is None:
         plugin.model_class = import_model(run.plugin)
     return PluginBaseline(spec, plugin)
+
+
+def with_site_settings(baseline: ServedBaseline) -> ServedBaseline:
+    """A served model as this site runs it: its backoff, and the hosts a run may reach."""
+    baseline.backoff_s = settings.SERVED_BACKOFF_S
+    baseline.retry_after_max_s = settings.SERVED_RETRY_AFTER_MAX_S
+    baseline.allowed_hosts = tuple(settings.SERVED_ALLOWED_HOSTS)
+    return baseline
 
 
 def run_limit_problem(user) -> str | None:

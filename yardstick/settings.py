@@ -419,6 +419,11 @@ MODELS = [path.strip() for path in os.environ.get("YARDSTICK_MODELS", "").split(
 # Served models (docs/inference.md): the first wait before a failed request is sent again (doubled
 # at each retry, up to 30 s, with a jitter from the run's seed), and the longest Retry-After obeyed.
 SERVED_BACKOFF_S = float(os.environ.get("YARDSTICK_SERVED_BACKOFF_S", "1"))
+# The hosts a served run may send items to (comma-separated: names, *.domains, addresses, networks
+# such as 10.0.0.0/8); empty: any host. Link-local addresses (cloud metadata) never.
+SERVED_ALLOWED_HOSTS = [
+    host.strip() for host in os.environ.get("YARDSTICK_SERVED_ALLOWED_HOSTS", "").split(",") if host.strip()
+]
 SERVED_RETRY_AFTER_MAX_S = float(os.environ.get("YARDSTICK_SERVED_RETRY_AFTER_MAX_S", "60"))
 # A running job's worker beats every JOB_HEARTBEAT_S; a job without a beat for JOB_LOST_AFTER_S
 # is declared failed (its worker was killed) by the reaper, at a worker's start and every

@@ -474,3 +474,68 @@ def test_a_long_response_is_cut_in_the_audit_and_says_so():
     cut = response_for_audit("é" * AUDIT_RESPONSE_BYTES)
     assert cut["response_truncated"] and cut["response_bytes"] == 2 * AUDIT_RESPONSE_BYTES
     assert len(cut["response"].encode()) <= AUDIT_RESPONSE_BYTES
+
+
+# --- the hosts a run may reach -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "host, allowed, addresses, refused",
+    [
+        ("169.254.169.254", [], [], "link-local"),  # a cloud machine's metadata service
+        ("[fe80::1]", [], [], "link-local"),
+        ("metadata.internal", [], ["169.254.169.254"], "link-local"),  # by name, the same place
+        ("gpu-box.lab.example.org", ["*.lab.example.org"], ["169.254.169.254"], "link-local"),
+        ("127.0.0.1", [], [], ""),
+        ("gpu-box", [], ["10.1.2.3"], ""),
+        ("gpu-box.lab.example.org", ["*.lab.example.org"], ["10.1.2.3"], ""),
+        ("lab.example.org.evil.com", ["*.lab.example.org"], ["203.0.113.5"], "not among"),
+        ("gpu-box", ["gpu-box", "10.0.0.0/8"], [], ""),
+        ("GPU-BOX.", ["gpu-box"], [], ""),
+        ("other-box", ["gpu-box"], ["192.168.1.9"], "not among"),
+        ("other-box", ["gpu-box", "10.0.0.0/8"], ["10.9.9.9"], ""),  # every address in a network
+        ("other-box", ["10.0.0.0/8"], ["10.9.9.9", "203.0.113.5"], "not among"),
+        ("10.2.3.4", ["10.0.0.0/8"], [], ""),
+        ("127.0.0.1", ["gpu-box"], [], "not among"),  # an address only by a network
+    ],
+)
+def test_host_problem_keeps_runs_to_the_hosts_the_site_allows(host, allowed, addresses, refused):
+    from inference.served import host_problem
+
+    problem = host_problem(host, allowed, addresses)
+    assert (refused in problem) if refused else problem == "", problem
+
+
+def test_an_endpoint_the_site_does_not_allow_is_refused_at_start_and_on_the_worker(
+    dots, settings, monkeypatch
+):
+    dataset = dots
+    with pytest.raises(RunRefused, match=r"endpoint: 169\.254\.169\.254 is .*link-local"):
+        start_run(
+            dataset=dataset,
+            baseline="served",
+            options={"endpoint": "http://169.254.169.254/latest", "protocol": "yardstick"},
+            enqueue=False,
+        )
+    settings.SERVED_ALLOWED_HOSTS = ["gpu-box.lab.example.org"]
+    with pytest.raises(RunRefused, match="127.0.0.1 is not among the hosts .*YARDSTICK_SERVED_ALLOWED_HOSTS"):
+        start_run(
+            dataset=dataset,
+            baseline="served",
+            options={"endpoint": "http://127.0.0.1:9/", "protocol": "yardstick"},
+            enqueue=False,
+        )
+    assert not ModelRun.objects.exists()
+    # An allowed name that resolves, on the worker, to a metadata address: the run fails, nothing sent.
+    run = start_run(
+        dataset=dataset,
+        baseline="served",
+        options={"endpoint": "http://gpu-box.lab.example.org:8000/", "protocol": "yardstick"},
+        enqueue=False,
+    )
+    monkeypatch.setattr(
+        "inference.served.socket.getaddrinfo",
+        lambda *args, **kwargs: [(2, 1, 6, "", ("169.254.169.254", 8000))],
+    )
+    run = execute_run(run)
+    assert run.status == "failed" and "resolves to) 169.254.169.254" in run.error and run.done == 0
