@@ -15,6 +15,7 @@ so a copy of the same size is the same file).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
@@ -120,6 +121,16 @@ def cache_path(store: Storage, name: str) -> Path:
     return Path(settings.FILE_CACHE_DIR) / alias_of(store) / name
 
 
+#: A file in each folder of the file cache whose time says when the folder was last read from
+#: (`manage.py prune_caches --older-than` goes by it).
+USED = ".used"
+
+
+def mark_used(folder: Path) -> None:
+    with contextlib.suppress(OSError):  # a cache that cannot be marked is still a cache
+        (folder / USED).touch()
+
+
 def stored_stat(store: Storage, name: str) -> tuple[int, float]:
     """The stored file's size and when it was last written (a POSIX time); FileNotFoundError."""
     bucket = getattr(store, "bucket", None)
@@ -160,10 +171,11 @@ def local_path(store: Storage, name: str, *, checked: bool = False) -> Path:
     if not checked:
         if not target.is_file():
             fetch(store, name, target)
-        return target
-    size, modified = stored_stat(store, name)
-    if not is_copy(target, size, modified):
-        fetch(store, name, target, modified)
+    else:
+        size, modified = stored_stat(store, name)
+        if not is_copy(target, size, modified):
+            fetch(store, name, target, modified)
+    mark_used(target.parent)
     return target
 
 
@@ -257,6 +269,8 @@ def local_folder(store: Storage, folder: str, names: Iterable[str] | None = None
                     lambda entry: fetch(store, f"{folder}/{entry[0]}", target / entry[0], entry[1]), missing
                 )
             )
+    if target.is_dir():
+        mark_used(target)
     return target
 
 

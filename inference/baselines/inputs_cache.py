@@ -137,6 +137,9 @@ class ImageCache:
         if checksum(pixels) != stored:
             self.problem = f"corrupt: {self.file} fails its checksum"
             return None
+        # Its time says when it was last used: `manage.py prune_caches --older-than` goes by it.
+        with contextlib.suppress(OSError):
+            os.utime(self.file)
         return pixels.reshape(self.shape)
 
     def _check(self, handle: Any, key: str) -> tuple[int, str]:

@@ -52,8 +52,12 @@ def test_images_are_decoded_once_and_read_from_the_cache_after(tmp_path, images)
     assert first.shape == (5, 4, 6, 3) and first.dtype == np.uint8
     assert values(first) == [1, 11, 21, 31, 41]
     assert len(decode.calls) == 5
+    (cache_file,) = (tmp_path / "cache").glob(f"*{SUFFIX}")
+    os.utime(cache_file, (1_000_000_000, 1_000_000_000))  # as if last read in 2001
     again = Decoder()
     second = cached_images(tmp_path / "cache", images, again, method="test", **SIZE)
+    # A read sets the file's time: prune_caches --older-than goes by it.
+    assert cache_file.stat().st_mtime > 1_000_000_000
     assert again.calls == []  # the second run decodes nothing
     assert np.array_equal(first, second)
     assert not second.flags.writeable

@@ -216,7 +216,10 @@ def wait_for(what: str, read: Callable[[], object], done: Callable[[object], boo
 
 
 def files_under(folder: Path) -> list[Path]:
-    return sorted(path for path in folder.rglob("*") if path.is_file()) if folder.exists() else []
+    """The files under `folder`, without the file cache's marks (`.used`: when a folder was read)."""
+    if not folder.exists():
+        return []
+    return sorted(path for path in folder.rglob("*") if path.is_file() and path.name != ".used")
 
 
 def keys(client, bucket: str, prefix: str) -> list[str]:
