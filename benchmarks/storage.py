@@ -9,8 +9,8 @@ store, so that a worker on another host needs nothing but the settings.
 
 Code that needs a file by path (an image decoder, an OCR engine, PyTorch loading a checkpoint, a
 zip reader) asks for a *local copy*: the file itself when the store is a local folder, else a copy
-in FILE_CACHE_DIR fetched once (dataset media and checkpoints are written once under their names,
-so a copy of the same size is the same file).
+in FILE_CACHE_DIR, fetched once and again only when the stored file changed (a copy takes its
+stored file's time; one of another size or time is fetched again).
 """
 
 from __future__ import annotations
@@ -32,7 +32,8 @@ from django.core.signals import setting_changed
 from django.utils.deconstruct import deconstructible
 from django.utils.functional import LazyObject, empty
 
-#: Files fetched or sent at once to or from a remote store (boto3's clients are thread-safe).
+#: Files fetched or sent at once to or from a remote store (django-storages keeps a boto3
+#: connection per thread).
 TRANSFER_THREADS = 8
 
 

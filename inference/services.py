@@ -130,8 +130,15 @@ def checked_baseline(
             )
             % {"dataset": dataset, "baseline": baseline.title}
         )
+    # A path given here (the command line's) is the caller's, from where they are; a stored one is
+    # fetched into this host's cache.
     try:
-        path = checkpoint_path(checkpoint) if checkpoint else None
+        if not checkpoint:
+            path = None
+        elif str(checkpoint).startswith(STORED):
+            path = checkpoint_path(checkpoint)
+        else:
+            path = Path(checkpoint).absolute()
     except FileNotFoundError:
         path = Path(str(checkpoint).removeprefix(STORED))
     if path is not None and not path.is_file():
