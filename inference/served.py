@@ -101,9 +101,10 @@ def host_problem(host: str, allowed: Sequence[str] = (), addresses: Sequence[str
     found = literal + [ipaddress.ip_address(address) for address in addresses]
     for address in found:
         if any(address in network for network in NEVER if address.version == network.version):
+            what = f"{host} is" if literal else f"{host} resolves to {address},"
             return (
-                f"{host} is (or resolves to) {address}, a link-local or unspecified address: a machine's "
-                "metadata service lives there, and no run may send it anything"
+                f"{what} a link-local or unspecified address: a machine's metadata service lives "
+                "there, and no run may send it anything"
             )
     if not allowed:
         return ""

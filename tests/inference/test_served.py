@@ -538,4 +538,8 @@ def test_an_endpoint_the_site_does_not_allow_is_refused_at_start_and_on_the_work
         lambda *args, **kwargs: [(2, 1, 6, "", ("169.254.169.254", 8000))],
     )
     run = execute_run(run)
-    assert run.status == "failed" and "resolves to) 169.254.169.254" in run.error and run.done == 0
+    assert (
+        run.status == "failed"
+        and "gpu-box.lab.example.org resolves to 169.254.169.254, a link-local" in run.error
+    )
+    assert run.done == 0
