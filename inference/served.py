@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from benchmarks.spec import plugged
-from inference.baselines import Baseline, BaselineRefused, RunChoices, Unit
+from inference.baselines import Baseline, BaselineRefused, RunChoices, Unit, gettext_noop
 from inference.plugins import ModelInput
 
 if TYPE_CHECKING:
@@ -628,12 +628,12 @@ class ServedBaseline(Baseline):
 
     name = SERVED
     title = "Served model"
-    description = (
+    description = gettext_noop(
         "Sends each item, as people see it, to an HTTP endpoint you run: your own server (the "
         "yardstick protocol) or an OpenAI-compatible chat server with a vision-language model, asked "
         "by the benchmark's prompt and read by its parser."
     )
-    uses = "the images and the question, as people see them, sent to the endpoint"
+    uses = gettext_noop("the images and the question, as people see them, sent to the endpoint")
     learned = False
     needs_images = True
     default_batch_size = 16

@@ -31,6 +31,12 @@ CUDA = "cuda"
 DEVICES = (CPU, CUDA)
 
 
+def gettext_noop(text: str) -> str:
+    """Marks a baseline's `description` and `uses` for the translation catalogue (`make messages`
+    finds them by this name) without Django: the run form translates them where it shows them."""
+    return text
+
+
 class BaselineRefused(ValueError):
     """A run cannot start with these choices (unknown baseline, wrong checkpoint, no such device)."""
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from inference.baselines import Baseline, RunChoices, Unit
+from inference.baselines import Baseline, RunChoices, Unit, gettext_noop
 
 #: The box and mask of an answer that refers to nothing (IoU 0 against any object).
 EMPTY_BOX = [0, 0, 0, 0]
@@ -83,11 +83,11 @@ class ExecutorBaseline(Baseline):
 
     name = "executor"
     title = "Program executor on the scene"
-    description = (
+    description = gettext_noop(
         "Executes the expression's functional program on the CLEVR scene and answers with the referred "
         "objects' union box and mask: an upper bound with perfect perception and a perfect parse."
     )
-    uses = (
+    uses = gettext_noop(
         "The expression's program (its steps and values, not the recorded output) and the scene's objects, "
         "relationships, boxes and masks: an upper bound that reads the truth."
     )
@@ -130,8 +130,8 @@ class ExecutorBaseline(Baseline):
 class RandomObjectBaseline(Baseline):
     name = "random"
     title = "Random object"
-    description = "Answers with one object of the scene drawn at random: its box and mask."
-    uses = "The scene's object boxes and masks (not the expression), and the run's seed."
+    description = gettext_noop("Answers with one object of the scene drawn at random: its box and mask.")
+    uses = gettext_noop("The scene's object boxes and masks (not the expression), and the run's seed.")
 
     def predict(self, units: Sequence[Unit], inputs: Any) -> list[dict[str, Any]]:
         predictions = []

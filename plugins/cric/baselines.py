@@ -19,7 +19,7 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from inference.baselines import Baseline, RunChoices, Unit
+from inference.baselines import Baseline, RunChoices, Unit, gettext_noop
 
 VERIFY_FUNCTION = "Verify"
 RECOGNITION_FUNCTION = "Recognition"
@@ -43,11 +43,11 @@ def most_frequent(counts: Counter, leave_out: str | None = None) -> str | None:
 class PriorBaseline(Baseline):
     name = "prior"
     title = "Question-type prior"
-    description = (
+    description = gettext_noop(
         "Answers every question with the most frequent answer of its question type among the other "
         "questions of the dataset, and grounds it in no object."
     )
-    uses = (
+    uses = gettext_noop(
         "The question type only, with the answers of every other question of the dataset (leave-one-out: "
         "no question sees its own answer)."
     )
@@ -111,11 +111,11 @@ class ExecutorBaseline(Baseline):
 
     name = "executor"
     title = "Program executor on the scene graph"
-    description = (
+    description = gettext_noop(
         "Executes the question's functional program on the image's scene graph and the knowledge "
         "triplets: the paper's upper bound with perfect perception and a perfect parse."
     )
-    uses = (
+    uses = gettext_noop(
         "The question's program (functions and arguments, not their recorded outputs), the image's scene "
         "graph and the knowledge triplets of the dataset's sub-graphs: an upper bound that reads the truth."
     )

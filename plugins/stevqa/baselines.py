@@ -37,7 +37,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from inference.baselines import Baseline, RunChoices, Unit
+from inference.baselines import Baseline, RunChoices, Unit, gettext_noop
 from plugins.stevqa.formats import is_chinese
 
 #: The evidence of an answer that no token supports: a quadrilateral of zero area (LC 0).
@@ -204,10 +204,10 @@ class OcrBaseline(Baseline):
 class RandomTokenBaseline(OcrBaseline):
     name = "random"
     title = "Random OCR token"
-    description = (
+    description = gettext_noop(
         "Answers with a token drawn at random among the text OCR reads in the image, and its quadrilateral."
     )
-    uses = "The image only (its OCR tokens), and the run's seed."
+    uses = gettext_noop("The image only (its OCR tokens), and the run's seed.")
 
     def choose(self, unit: Unit, tokens: list[Token]) -> Token | None:
         return self.rng.choice(tokens)
@@ -218,13 +218,13 @@ class SingleTokenUpperBoundBaseline(OcrBaseline):
 
     name = "ocr-upper-bound-1"
     title = "OCR upper bound, one token"
-    description = (
+    description = gettext_noop(
         "Answers with the one OCR token closest to the true answer (the metric's normalised edit "
         "distance): the best that choosing a single token can reach. It chooses among the ranker's "
         "candidates (a token, or its rest after a leading label or the item the question names), so it "
         "bounds the ranker; among equally close tokens, the one overlapping the true evidence most."
     )
-    uses = (
+    uses = gettext_noop(
         "The question, the image's OCR tokens and the true answer, with the true evidence to choose "
         "between equally close tokens (it reads the truth: an upper bound)."
     )
@@ -260,12 +260,12 @@ class OcrUpperBoundBaseline(OcrBaseline):
 
     name = "ocr-upper-bound"
     title = "OCR upper bound"
-    description = (
+    description = gettext_noop(
         "Answers with the OCR token, or the combination of up to four OCR tokens in reading order, "
         "closest to the true answer (the metric's normalised edit distance): the EST-VQA paper's OCR "
         "upper bound. A combination's evidence is the rectangle covering its tokens."
     )
-    uses = (
+    uses = gettext_noop(
         "The question, the image's OCR tokens and the true answer, with the true evidence to choose "
         "between equally close answers (it reads the truth: an upper bound)."
     )
@@ -552,11 +552,11 @@ class RankerBaseline(OcrBaseline):
 
     name = "ranker"
     title = "Question-aware OCR ranker"
-    description = (
+    description = gettext_noop(
         "Ranks the OCR tokens by hand-written rules on the question (what it asks for, its language, "
         "the item a price question names) and the tokens' kind, row, size and confidence."
     )
-    uses = "The question and the image's OCR tokens."
+    uses = gettext_noop("The question and the image's OCR tokens.")
 
     def choose(self, unit: Unit, tokens: list[Token]) -> Token | None:
         return max(self.rank(question_of(unit), tokens), key=lambda scored: scored[0])[1]

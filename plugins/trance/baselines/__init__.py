@@ -23,7 +23,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from inference.baselines import CPU, CUDA, Baseline, BaselineRefused, RunChoices, Unit
+from inference.baselines import CPU, CUDA, Baseline, BaselineRefused, RunChoices, Unit, gettext_noop
 from plugins.trance.formats import (
     ATTRIBUTE_VALUES,
     BASIC,
@@ -63,8 +63,8 @@ def final_cameras(setting: str) -> tuple[str, ...]:
 class RandomBaseline(Baseline):
     name = "random"
     title = "Random"
-    description = "Random steps: each a random object and a random (attribute, value) pair."
-    uses = "nothing of the unit: a seeded random answer (1 step for Basic, 1 to 4 otherwise)"
+    description = gettext_noop("Random steps: each a random object and a random (attribute, value) pair.")
+    uses = gettext_noop("nothing of the unit: a seeded random answer (1 step for Basic, 1 to 4 otherwise)")
 
     def predict(self, units: Sequence[Unit], inputs: Any) -> list[list[Step]]:
         return [self.random_answer() for _ in units]
@@ -133,11 +133,11 @@ def solve(initial: Sequence[Mapping[str, Any]], final: Sequence[Mapping[str, Any
 class SymbolicBaseline(Baseline):
     name = "symbolic"
     title = "Symbolic solver"
-    description = (
+    description = gettext_noop(
         "Perfect perception: compares the two states' object descriptions and replays candidate "
         "orderings in the simulator. An upper bound on what seeing the images could give."
     )
-    uses = (
+    uses = gettext_noop(
         "both states' object descriptions (the initial objects shown to people and the final "
         "objects from the ground truth), not the images: perfect perception"
     )
@@ -198,11 +198,11 @@ def checkpoint_verdict(path: str, size: int, modified_ns: int) -> str | None:
 class TranceNetBaseline(Baseline):
     name = "trancenet"
     title = "TranceNet"
-    description = (
+    description = gettext_noop(
         "The TVR paper's model: a CNN or ResNet-18 encoder on the fused initial and final renders, "
         "a GRU decoder choosing an object (or END) and an (attribute, value) pair per step."
     )
-    uses = (
+    uses = gettext_noop(
         "the initial Center render and the final Center render (View: each of the three final "
         "renders, one answer per camera), and the initial objects' descriptions shown to people"
     )
